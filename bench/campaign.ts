@@ -1,0 +1,96 @@
+// A campaign to 100,000 contacts (sandbox delivery) from launch until every recipient is logged,
+// against COPY of the same number of log rows into the same database. Prints `ratio: <COPY time /
+// campaign time>` (higher is better; the goal is the campaign within 2x of COPY, i.e. >= 0.5).
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { freshDatabase, median, startProcess } from './lib/harness.js';
+
+const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 100_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+const db = await freshDatabase('campaign');
+const env = {
+  DATABASE_URL: db.url,
+  LOG_LEVEL: 'silent',
+  NODE_ENV: 'production',
+  DELIVERY_MODE: 'sandbox',
+  JWT_SECRET: randomBytes(32).toString('hex'),
+  CREDENTIALS_KEY: randomBytes(32).toString('hex'),
+  WORKER_CONCURRENCY: process.env.BENCH_WORKER_CONCURRENCY ?? '8',
+  DATABASE_POOL_MAX: '20',
+};
+const herald = await startProcess('src/main.ts', env, 4711, '/ready');
+const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+try {
+  const signup = (await fetch(`${herald.url}/auth/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      firstName: 'Bench', lastName: 'Mark', email: `bench.${Date.now()}@example.com`, password: 'benchmark password',
+      countryCode: '+254', phoneNumber: '712345678', companyName: 'Bench', sector: 'Tech', country: 'KE',
+    }),
+  }).then((r) => r.json())) as { token: string; user: { organization: string } };
+  const auth = { authorization: `Bearer ${signup.token}`, 'content-type': 'application/json' };
+  const orgId = signup.user.organization;
+  await pool.query('UPDATE organizations SET credits = 1e9 WHERE id = $1', [orgId]);
+  await pool.query(
+    `INSERT INTO contacts (organization_id, name, phone)
+     SELECT $1, 'Contact ' || i, '+2547' || lpad((10000000 + i)::text, 8, '0') FROM generate_series(1, $2) AS i`,
+    [orgId, CONTACTS],
+  );
+  await pool.query('CREATE TABLE bench_log_rows (organization_id uuid, campaign_id uuid, recipient text, status text, created_at timestamptz)');
+  console.log(`campaign: ${CONTACTS} contacts, sms, sandbox delivery; ${ROUNDS} rounds`);
+
+  const campaignTimes: number[] = [];
+  const copyTimes: number[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    const created = (await fetch(`${herald.url}/campaigns`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ name: `Bench ${round}`, type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'Benchmark' } } }),
+    }).then((r) => r.json())) as { _id: string };
+    const t0 = performance.now();
+    const launched = (await fetch(`${herald.url}/campaigns/${created._id}/launch`, { method: 'POST', headers: auth }).then((r) => r.json())) as { status: string };
+    if (launched.status !== 'active' && launched.status !== 'completed') throw new Error(`launch: ${JSON.stringify(launched)}`);
+    for (;;) {
+      const { rows } = await pool.query('SELECT status FROM campaigns WHERE id = $1', [created._id]);
+      if (rows[0].status === 'completed') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const campaignMs = performance.now() - t0;
+    const logged = await pool.query(`SELECT sum(json_array_length(recipients))::int AS n FROM message_logs WHERE campaign_id = $1`, [created._id]);
+    if (logged.rows[0].n !== CONTACTS) throw new Error(`logged ${logged.rows[0].n} of ${CONTACTS}`);
+    campaignTimes.push(campaignMs);
+
+    const client = await pool.connect();
+    const t1 = performance.now();
+    try {
+      const stream = client.query(copyFrom('COPY bench_log_rows (organization_id, campaign_id, recipient, status, created_at) FROM STDIN'));
+      const now = new Date().toISOString();
+      async function* rows() {
+        for (let i = 0; i < CONTACTS; i += 1000) {
+          let chunk = '';
+          for (let j = i; j < Math.min(i + 1000, CONTACTS); j++) chunk += `${orgId}\t${created._id}\t+2547${String(10000000 + j).slice(-8)}\tsuccess\t${now}\n`;
+          yield chunk;
+        }
+      }
+      await pipeline(Readable.from(rows()), stream);
+    } finally {
+      client.release();
+    }
+    copyTimes.push(performance.now() - t1);
+    console.log(`  round ${round}: campaign ${campaignMs.toFixed(0)} ms (${((CONTACTS / campaignMs) * 1000).toFixed(0)} recipients/s), COPY ${copyTimes.at(-1)!.toFixed(0)} ms`);
+  }
+  const c = median(campaignTimes);
+  const k = median(copyTimes);
+  console.log(`campaign median ${c.toFixed(0)} ms (${((CONTACTS / c) * 1000).toFixed(0)} recipients/s); COPY median ${k.toFixed(0)} ms`);
+  console.log(`campaign / COPY: ${(c / k).toFixed(2)}x (goal <= 2x)`);
+  console.log(`ratio: ${(k / c).toFixed(3)}`);
+} finally {
+  await pool.end();
+  await herald.stop();
+  await db.stop();
+}

@@ -1,0 +1,70 @@
+// GET /contacts (1,000 contacts in one page) on Herald against a bare node:http + pg server running
+// the same SQL, in interleaved autocannon rounds. Prints the figures and `ratio: <herald/bare>`.
+import { randomBytes } from 'node:crypto';
+import { compare, freshDatabase, load, report, startProcess } from './lib/harness.js';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+
+const db = await freshDatabase('contacts');
+const env = { DATABASE_URL: db.url, LOG_LEVEL: 'silent', NODE_ENV: 'production', DELIVERY_MODE: 'sandbox', JWT_SECRET: randomBytes(32).toString('hex'), CREDENTIALS_KEY: randomBytes(32).toString('hex') };
+const herald = await startProcess('src/main.ts', env, 4701, '/ready');
+try {
+  const signup = await fetch(`${herald.url}/auth/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      firstName: 'Bench', lastName: 'Mark', email: `bench.${Date.now()}@example.com`, password: 'benchmark password',
+      countryCode: '+254', phoneNumber: '712345678', companyName: 'Bench', sector: 'Tech', country: 'KE',
+    }),
+  }).then((r) => r.json() as Promise<any>);
+  const token = signup.token as string;
+  const orgId = signup.user.organization as string;
+  const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+
+  // 1,000 contacts through the API, 10 at a time, with a few groups among them.
+  const groups: string[] = [];
+  for (const name of ['VIP', 'Leads', 'Staff']) {
+    const g = await fetch(`${herald.url}/groups`, { method: 'POST', headers: auth, body: JSON.stringify({ name, color: 'bg-blue-500' }) }).then((r) => r.json() as Promise<any>);
+    groups.push(g._id);
+  }
+  for (let i = 0; i < 1000; i += 10) {
+    await Promise.all(
+      Array.from({ length: 10 }, (_, j) =>
+        fetch(`${herald.url}/contacts`, {
+          method: 'POST',
+          headers: auth,
+          body: JSON.stringify({
+            name: `Contact ${i + j}`,
+            email: `contact${i + j}@example.com`,
+            phone: `+2547${String(10000000 + i + j).slice(-8)}`,
+            tags: ['bench', (i + j) % 2 ? 'odd' : 'even'],
+            groups: [groups[(i + j) % 3]],
+          }),
+        }).then((r) => {
+          if (r.status !== 201) throw new Error(`seed failed: ${r.status}`);
+        }),
+      ),
+    );
+  }
+  const bare = await startProcess('bench/baseline/contacts-server.ts', { DATABASE_URL: db.url, BENCH_ORG_ID: orgId }, 4702);
+  try {
+    const check = await fetch(`${herald.url}/contacts?limit=1000`, { headers: auth }).then((r) => r.json() as Promise<any>);
+    console.log(`contacts: GET /contacts?limit=1000 -> ${check.length} contacts; ${ROUNDS} rounds x ${SECONDS}s, ${CONNECTIONS} connections`);
+    const results = await compare(
+      [
+        { name: 'herald', run: () => load(`${herald.url}/contacts?limit=1000`, { authorization: `Bearer ${token}` }, SECONDS, CONNECTIONS) },
+        { name: 'bare', run: () => load(`${bare.url}/contacts`, {}, SECONDS, CONNECTIONS) },
+      ],
+      ROUNDS,
+    );
+    const ratio = report(results, 'herald', 'bare');
+    console.log(`ratio: ${ratio.toFixed(3)}`);
+  } finally {
+    await bare.stop();
+  }
+} finally {
+  await herald.stop();
+  await db.stop();
+}

@@ -1,0 +1,50 @@
+// The operator's credits tool: `npm run credits -- show <org>` and `npm run credits -- grant <org> <amount>`,
+// where <org> is an organization id or the email of one of its users. Nothing tenants can reach.
+import path from 'node:path';
+import { loadConfig } from '../config/config.js';
+import { createDb, type Db } from '../db/database.js';
+import { startEmbeddedPostgres } from '../db/embedded.js';
+import { isUuid } from '../lib/ids.js';
+
+const USAGE = 'usage: npm run credits -- show <organization id | user email>\n       npm run credits -- grant <organization id | user email> <amount>';
+
+async function findOrg(db: Db, ref: string): Promise<{ id: string; name: string; credits: number } | undefined> {
+  const query = db('organizations').select('organizations.id', 'organizations.name', 'organizations.credits');
+  if (isUuid(ref)) return query.where('organizations.id', ref).first();
+  return query.join('users', 'users.organization_id', 'organizations.id').whereRaw('lower(users.email) = ?', [String(ref).toLowerCase()]).first();
+}
+
+export async function creditsCommand(db: Db, args: string[]): Promise<string> {
+  const [command, ref, amountText] = args;
+  if (!ref || (command !== 'show' && command !== 'grant')) throw new Error(USAGE);
+  const org = await findOrg(db, ref);
+  if (!org) throw new Error(`No organization found for ${ref}`);
+  if (command === 'show') return `${org.id} ${org.name}: ${Number(org.credits)} credits`;
+  const amount = Number(amountText);
+  if (!amountText || !Number.isFinite(amount) || Math.round(amount * 100) !== amount * 100) {
+    throw new Error('amount must be a number with at most two decimals (negative to take credits back)');
+  }
+  const [row] = await db('organizations')
+    .where({ id: org.id })
+    .andWhere('credits', '>=', -amount)
+    .increment('credits', amount)
+    .returning('credits');
+  if (!row) throw new Error(`Cannot take ${-amount} credits: the balance is ${Number(org.credits)}`);
+  return `${org.id} ${org.name}: ${Number(org.credits)} -> ${Number(row.credits)} credits`;
+}
+
+const isMain = process.argv[1] && path.resolve(process.argv[1]).endsWith(path.join('cli', 'credits.ts'));
+if (isMain) {
+  const config = loadConfig();
+  const embedded = config.databaseUrl ? null : await startEmbeddedPostgres(path.join(config.dataDir, 'postgres'));
+  const db = createDb(config.databaseUrl ?? embedded!.url, 2);
+  try {
+    console.log(await creditsCommand(db, process.argv.slice(2)));
+  } catch (err) {
+    console.error(err instanceof Error ? err.message : err);
+    process.exitCode = 1;
+  } finally {
+    await db.destroy();
+    await embedded?.stop();
+  }
+}

@@ -1,0 +1,56 @@
+import type { Logger } from 'pino';
+import type { Config } from './config/config.js';
+import type { Db } from './db/database.js';
+import type { Loaders } from './loaders.js';
+import type { LoginThrottle } from './modules/auth/throttle.js';
+import type { KeyUsage } from './modules/api-keys/usage.js';
+import type { TokenService } from './modules/auth/tokens.js';
+import type { Delivery } from './delivery/registry.js';
+import type { Queue } from './jobs/queue.js';
+import type { Quotas } from './modules/quotas/quotas.js';
+
+export type Role = 'admin' | 'user';
+
+/** Who is calling: a user through a JWT, or an organization's API key acting with its role. */
+export interface Caller {
+  orgId: string;
+  role: Role;
+  via: 'jwt' | 'apiKey';
+  /** The user behind a JWT, or the user who created the API key (null if since deleted). */
+  userId: string | null;
+  apiKeyId: string | null;
+}
+
+/** Process-wide parts, built once at start-up. */
+export interface Deps {
+  config: Config;
+  db: Db;
+  log: Logger;
+  throttle: LoginThrottle;
+  keyUsage: KeyUsage;
+  tokens: TokenService;
+  delivery: Delivery;
+  queue: Queue;
+  quotas: Quotas;
+}
+
+export interface Credentials {
+  authorization?: string;
+  headerKey?: string;
+  queryKey?: string | string[];
+}
+
+/** Everything one request carries; built once at the edge and shared by REST and GraphQL. */
+export interface Context extends Deps {
+  requestId: string;
+  clientIp: string;
+  loaders: Loaders;
+  /** The request's `Idempotency-Key` header, when given. */
+  idempotencyKey?: string;
+  /** Resolves the request's credential once; null when none was given. */
+  authenticate(): Promise<Caller | null>;
+}
+
+export interface AuthedContext extends Context {
+  caller: Caller;
+}

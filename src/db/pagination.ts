@@ -1,0 +1,67 @@
+import type { Knex } from 'knex';
+import { badRequest } from '../lib/errors.js';
+
+export const DEFAULT_LIMIT = 100;
+export const MAX_LIMIT = 1000;
+
+export interface PageRequest {
+  limit?: number;
+  cursor?: string | null;
+}
+
+export interface Page<T> {
+  items: T[];
+  totalCount: number;
+  nextCursor: string | null;
+}
+
+interface CursorKey {
+  createdAt: string;
+  id: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function encodeCursor(row: { created_at: Date; id: string }): string {
+  return Buffer.from(`${row.created_at.toISOString()}|${row.id}`, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string): CursorKey {
+  const [createdAt, id, ...rest] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  // Only what encodeCursor writes: an exact ISO instant. Date.parse alone lets `2026-02-30` through,
+  // which Postgres then refuses with a 500.
+  const at = new Date(createdAt ?? '');
+  if (rest.length || !id || !UUID.test(id) || Number.isNaN(at.getTime()) || at.toISOString() !== createdAt) {
+    throw badRequest('cursor is invalid');
+  }
+  return { createdAt: createdAt!, id };
+}
+
+/**
+ * Newest-first keyset pagination over `(created_at, id)`: page 500 costs what page 1 costs.
+ * `query` must already carry its tenant and filter conditions; `table` qualifies the columns.
+ */
+export async function paginate<Row extends { created_at: Date; id: string }>(
+  query: Knex.QueryBuilder,
+  table: string,
+  page: PageRequest,
+): Promise<Page<Row>> {
+  const limit = page.limit ?? DEFAULT_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw badRequest(`limit must be between 1 and ${MAX_LIMIT}`);
+  const countQuery = query.clone().clearSelect().clearOrder().count({ n: '*' }).first();
+  const rowsQuery = query
+    .clone()
+    .orderBy([
+      { column: `${table}.created_at`, order: 'desc' },
+      { column: `${table}.id`, order: 'desc' },
+    ])
+    .limit(limit + 1);
+  if (page.cursor) {
+    const key = decodeCursor(page.cursor);
+    rowsQuery.whereRaw(`(??, ??) < (?::timestamptz, ?::uuid)`, [`${table}.created_at`, `${table}.id`, key.createdAt, key.id]);
+  }
+  const [rows, count] = await Promise.all([rowsQuery as Promise<Row[]>, countQuery as Promise<{ n: number } | undefined>]);
+  const more = rows.length > limit;
+  const items = more ? rows.slice(0, limit) : rows;
+  return { items, totalCount: Number(count?.n ?? 0), nextCursor: more ? encodeCursor(items[items.length - 1]!) : null };
+}

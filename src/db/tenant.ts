@@ -1,0 +1,32 @@
+import type { Knex } from 'knex';
+import { forbidden, notFound } from '../lib/errors.js';
+import { isUuid } from '../lib/ids.js';
+import type { Db } from './database.js';
+
+/**
+ * The one way services reach an organization's rows: every query starts from `scoped(table)`,
+ * which already carries the organization filter, so forgetting it takes effort.
+ */
+export interface Tenant {
+  readonly orgId: string;
+  readonly db: Db | Knex.Transaction;
+  scoped(table: string): Knex.QueryBuilder;
+  /** The row with this id in the caller's organization: 404 for a bad or unknown id, 403 for another organization's. */
+  owned<T = Record<string, unknown>>(table: string, id: string, columns?: string[]): Promise<T>;
+}
+
+export function tenant(db: Db | Knex.Transaction, orgId: string): Tenant {
+  return {
+    orgId,
+    db,
+    scoped: (table) => db(table).where(`${table}.organization_id`, orgId),
+    async owned(table, id, columns = ['*']) {
+      if (!isUuid(id)) throw notFound();
+      const row = await db(table).where(`${table}.organization_id`, orgId).andWhere(`${table}.id`, id).first(columns);
+      if (row) return row;
+      // A miss: tell "another organization's" (403, nothing revealed) from "no such id" (404).
+      const elsewhere = await db(table).where(`${table}.id`, id).first(db.raw('1 AS found'));
+      throw elsewhere ? forbidden() : notFound();
+    },
+  };
+}

@@ -1,0 +1,47 @@
+import type { Config } from '../config/config.js';
+import type { Channel } from './types.js';
+
+// GSM 03.38: the basic set costs one septet a character, the extension set two (escape + char).
+const GSM_BASIC = new Set(
+  '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà',
+);
+const GSM_EXTENSION = new Set('^{}\\[~]|€\f');
+
+export interface SmsShape {
+  encoding: 'GSM-7' | 'UCS-2';
+  /** Septets for GSM-7, UTF-16 code units for UCS-2. */
+  units: number;
+  segments: number;
+}
+
+/** How many SMS segments a message takes: 160/153 septets in GSM-7, 70/67 code units in UCS-2. */
+export function smsShape(message: string): SmsShape {
+  let septets = 0;
+  for (const ch of message) {
+    if (GSM_BASIC.has(ch)) septets += 1;
+    else if (GSM_EXTENSION.has(ch)) septets += 2;
+    else {
+      const units = message.length;
+      return { encoding: 'UCS-2', units, segments: units <= 70 ? 1 : Math.ceil(units / 67) };
+    }
+  }
+  return { encoding: 'GSM-7', units: septets, segments: septets <= 160 ? 1 : Math.ceil(septets / 153) };
+}
+
+/** Credits one recipient costs on a channel, from the platform's rates. */
+export function unitCost(config: Config, channel: Channel, message: string): number {
+  switch (channel) {
+    case 'sms':
+      return smsShape(message).segments * config.costs.smsSegment;
+    case 'email':
+      return config.costs.email;
+    case 'whatsapp':
+      return config.costs.whatsapp;
+  }
+}
+
+/** Characters as a person counts them (code points), for `messageLength`. */
+export const characterCount = (message: string) => [...message].length;
+
+/** The first 100 characters, for `messagePreview`. */
+export const preview = (message: string) => [...message].slice(0, 100).join('');

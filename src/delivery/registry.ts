@@ -1,0 +1,59 @@
+import type { Config } from '../config/config.js';
+import type { Db } from '../db/database.js';
+import { badRequest, notFound } from '../lib/errors.js';
+import { readCredentials } from '../modules/organizations/credentials.js';
+import type { OrganizationRow, StoredCredentials } from '../modules/organizations/dto.js';
+import { createSandboxAdapter } from './channels/sandbox.js';
+import { REQUIRED_CREDENTIALS, type Channel, type ChannelAdapter, type DeliveryResult, type DeliveryTarget, type OutboundMessage } from './types.js';
+
+/** A channel ready to send for one organization: its adapter with the organization's credentials. */
+export type BoundChannel = (message: OutboundMessage, targets: DeliveryTarget[]) => Promise<DeliveryResult[]>;
+
+export interface Delivery {
+  readonly mode: 'sandbox' | 'live';
+  /** Binds a channel to the organization's credentials; in live mode, 400 naming the missing ones. */
+  channelFor(orgId: string, channel: Channel): Promise<{ send: BoundChannel; fromName: string }>;
+  close(): Promise<void>;
+}
+
+/** Live adapters are loaded only in live mode, so a sandbox install never opens provider clients. */
+async function liveAdapters(config: Config): Promise<Record<Channel, ChannelAdapter>> {
+  const [{ createSmsGatewayAdapter }, { createSmtpAdapter }, { createWhatsAppCloudAdapter }] = await Promise.all([
+    import('./channels/sms-gateway.js'),
+    import('./channels/smtp.js'),
+    import('./channels/whatsapp-cloud.js'),
+  ]);
+  return {
+    sms: createSmsGatewayAdapter({ baseUrl: config.smsApiUrl, timeoutMs: config.providerTimeoutMs }),
+    email: createSmtpAdapter({ timeoutMs: config.providerTimeoutMs, maxConnections: 5 }),
+    whatsapp: createWhatsAppCloudAdapter({ baseUrl: config.whatsappApiUrl, timeoutMs: config.providerTimeoutMs, concurrency: config.sendConcurrency }),
+  };
+}
+
+export async function createDelivery(config: Config, db: Db): Promise<Delivery> {
+  const adapters: Record<Channel, ChannelAdapter> =
+    config.deliveryMode === 'sandbox'
+      ? {
+          sms: createSandboxAdapter(db, 'sms', config.sandboxLatencyMs),
+          email: createSandboxAdapter(db, 'email', config.sandboxLatencyMs),
+          whatsapp: createSandboxAdapter(db, 'whatsapp', config.sandboxLatencyMs),
+        }
+      : await liveAdapters(config);
+  return {
+    mode: config.deliveryMode,
+    async channelFor(orgId, channel) {
+      const org = (await db('organizations').where({ id: orgId }).first()) as OrganizationRow | undefined;
+      if (!org) throw notFound();
+      const credentials: StoredCredentials = config.deliveryMode === 'live' ? readCredentials(config, org) : {};
+      if (config.deliveryMode === 'live') {
+        const missing = REQUIRED_CREDENTIALS[channel].filter((field) => !credentials[field]);
+        if (missing.length) throw badRequest(`Missing ${channel} credentials: ${missing.join(', ')}`);
+      }
+      const adapter = adapters[channel];
+      return { send: (message, targets) => adapter.send(message, targets, credentials), fromName: org.email_from_name ?? org.name };
+    },
+    async close() {
+      await Promise.all(Object.values(adapters).map((a) => a.close?.()));
+    },
+  };
+}

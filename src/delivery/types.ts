@@ -1,0 +1,58 @@
+import type { StoredCredentials } from '../modules/organizations/dto.js';
+
+export type Channel = 'sms' | 'email' | 'whatsapp';
+export const CHANNELS: readonly Channel[] = ['sms', 'email', 'whatsapp'];
+
+export interface Attachment {
+  filename: string;
+  /** Base64. */
+  content: string;
+  contentType: string;
+}
+
+/** What is sent: the same content to every target of one call. */
+export interface OutboundMessage {
+  channel: Channel;
+  orgId: string;
+  /** Display name for email's From: the organization's `emailFromName`, else its name. */
+  fromName: string;
+  subject?: string;
+  body: string;
+  attachments?: Attachment[];
+}
+
+export interface DeliveryTarget {
+  /** E.164 phone (`+254712345678`) for sms/whatsapp, a lower-case address for email. */
+  recipient: string;
+  /** Stable per-recipient id (a UUID), passed to providers that deduplicate on a client id. */
+  clientId: string;
+}
+
+export interface DeliveryResult {
+  recipient: string;
+  ok: boolean;
+  /** The provider's reason when `ok` is false. */
+  error?: string;
+  /** True when trying again later may succeed (timeouts, 5xx, throttling, 4xx SMTP replies). */
+  retryable?: boolean;
+  /** Who carried it: `smtp:<host>`, the SMS gateway's network id or host, `whatsapp-cloud`, `sandbox`. */
+  network: string;
+  providerMessageId?: string;
+}
+
+/**
+ * One channel's way out. `send` never throws for a provider failure: every target gets a result,
+ * failures included, so the caller can log and charge per recipient.
+ */
+export interface ChannelAdapter {
+  readonly channel: Channel;
+  send(message: OutboundMessage, targets: DeliveryTarget[], credentials: StoredCredentials): Promise<DeliveryResult[]>;
+  close?(): Promise<void>;
+}
+
+/** Credential fields each channel needs in live mode. */
+export const REQUIRED_CREDENTIALS: Record<Channel, (keyof StoredCredentials)[]> = {
+  sms: ['sms_apiKey', 'sms_partnerID', 'sms_shortCode'],
+  email: ['email_host', 'email_port', 'email_from'],
+  whatsapp: ['whatsapp_access_token', 'whatsapp_phone_number_id'],
+};

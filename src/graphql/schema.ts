@@ -1,0 +1,26 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadFilesSync } from '@graphql-tools/load-files';
+import { makeExecutableSchema } from '@graphql-tools/schema';
+import type { Resolvers } from './generated/resolvers-types.js';
+import { resolvers as apiKeys } from '../modules/api-keys/resolvers.js';
+import { resolvers as auth } from '../modules/auth/resolvers.js';
+import { resolvers as campaigns } from '../modules/campaigns/resolvers.js';
+import { resolvers as contacts } from '../modules/contacts/resolvers.js';
+import { resolvers as groups } from '../modules/groups/resolvers.js';
+import { resolvers as messageLogs } from '../modules/message-logs/resolvers.js';
+import { resolvers as notifications } from '../modules/notifications/resolvers.js';
+import { resolvers as sandbox } from '../modules/sandbox/resolvers.js';
+import { resolvers as organizations } from '../modules/organizations/resolvers.js';
+import { resolvers as users } from '../modules/users/resolvers.js';
+
+export const SCHEMA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../schema');
+
+const base: Resolvers = { Query: { health: () => 'ok' } };
+
+export function buildSchema() {
+  return makeExecutableSchema({
+    typeDefs: loadFilesSync(path.join(SCHEMA_DIR, '**/*.graphql')),
+    resolvers: [base, auth, users, organizations, apiKeys, contacts, groups, notifications, messageLogs, sandbox, campaigns],
+  });
+}

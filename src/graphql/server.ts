@@ -1,0 +1,71 @@
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloArmor } from '@escape.tech/graphql-armor';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.js';
+import type { Context } from '../context.js';
+import { HttpError, toHttpError } from '../lib/errors.js';
+import { buildSchema } from './schema.js';
+
+/** Apollo's own codes for requests that never reached a resolver: all the client's doing. */
+const CLIENT_CODES: Record<string, number> = {
+  GRAPHQL_PARSE_FAILED: 400,
+  GRAPHQL_VALIDATION_FAILED: 400,
+  BAD_USER_INPUT: 400,
+  BAD_REQUEST: 400,
+  PERSISTED_QUERY_NOT_FOUND: 400,
+  PERSISTED_QUERY_NOT_SUPPORTED: 400,
+  OPERATION_RESOLUTION_FAILURE: 400,
+};
+
+/** The one place GraphQL errors get their `code` and `statusCode`, the same ones REST answers with. */
+export function formatError(log: Logger, production: boolean) {
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
+    if (original instanceof HttpError || !(original instanceof GraphQLError)) {
+      const http = original instanceof HttpError ? original : toHttpError(original);
+      if (http.statusCode >= 500) log.error({ err: original }, 'graphql resolver failed');
+      return {
+        message: http.message,
+        locations: formatted.locations,
+        path: formatted.path,
+        extensions: {
+          code: http.code,
+          statusCode: http.statusCode,
+          ...(http.extra.details ? { details: http.extra.details } : {}),
+          ...(http.extra.retryAfter ? { retryAfter: http.extra.retryAfter } : {}),
+        },
+      };
+    }
+    const code = String(formatted.extensions?.code ?? 'GRAPHQL_VALIDATION_FAILED');
+    const statusCode = CLIENT_CODES[code] ?? (code === 'INTERNAL_SERVER_ERROR' ? 500 : 400);
+    const { stacktrace: _dropped, ...extensions } = formatted.extensions ?? {};
+    return { ...formatted, extensions: { ...(production ? {} : extensions), code, statusCode } };
+  };
+}
+
+export async function createApollo(config: Config, log: Logger): Promise<ApolloServer<Context>> {
+  const production = config.env === 'production';
+  const armor = new ApolloArmor({
+    maxDepth: { n: 10, ignoreIntrospection: false },
+    maxAliases: { n: 15 },
+    maxTokens: { n: 1000 },
+    maxDirectives: { n: 50 },
+    costLimit: { maxCost: 5000 },
+    blockFieldSuggestion: { enabled: production },
+  }).protect();
+  const apollo = new ApolloServer<Context>({
+    schema: buildSchema(),
+    introspection: !production,
+    hideSchemaDetailsFromClientErrors: production,
+    includeStacktraceInErrorResponses: false,
+    allowBatchedHttpRequests: false,
+    csrfPrevention: true,
+    validationRules: armor.validationRules,
+    plugins: [...(armor.plugins as ApolloServerPlugin<Context>[]), ApolloServerPluginLandingPageDisabled()],
+    formatError: formatError(log, production),
+  });
+  await apollo.start();
+  return apollo;
+}

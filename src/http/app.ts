@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import { expressMiddleware } from '@as-integrations/express5';
+import express, { type Express } from 'express';
+import helmet from 'helmet';
+import { pinoHttp } from 'pino-http';
+import type { Deps } from '../context.js';
+import { ideHandler, ideStatic } from '../graphql/ide.js';
+import { createApollo } from '../graphql/server.js';
+import { HttpError } from '../lib/errors.js';
+import { contextMiddleware } from './context.js';
+import { errorHandler, notFoundHandler } from './errors.js';
+import { restRouter } from './rest.js';
+import { routes } from './routes.js';
+
+const REQUEST_ID = /^[\w.:-]{1,100}$/;
+
+/** Removes credentials from logged URLs: `?apikey=` values never reach the logs. */
+export const redactUrl = (url: string | undefined) => url?.replace(/([?&]apikey=)[^&#]*/gi, '$1[REDACTED]');
+
+export async function createApp(deps: Deps): Promise<{ app: Express; close: () => Promise<void> }> {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', deps.config.trustProxy);
+  app.set('query parser', 'simple');
+
+  app.use(
+    pinoHttp({
+      logger: deps.log,
+      genReqId: (req, res) => {
+        const given = req.headers['x-request-id'];
+        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      serializers: {
+        req: (req) => ({ id: req.id, method: req.method, url: redactUrl(req.url), remoteAddress: req.remoteAddress }),
+        res: (res) => ({ statusCode: res.statusCode }),
+      },
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+      autoLogging: { ignore: (req) => req.url === '/health' || req.url === '/ready' },
+    }),
+  );
+  app.use(helmet());
+  app.use(express.json({ limit: '15mb' }));
+  app.use(contextMiddleware(deps));
+
+  app.get('/health', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/ready', async (_req, res) => {
+    try {
+      await deps.db.raw('SELECT 1');
+      res.json({ status: 'ready' });
+    } catch {
+      const e = new HttpError(503, 'Database unavailable');
+      res.status(503).json(e.toBody());
+    }
+  });
+
+  const apollo = await createApollo(deps.config, deps.log);
+  app.use(ideStatic);
+  app.get('/graphql', ideHandler());
+  app.use('/graphql', expressMiddleware(apollo, { context: async ({ req }) => req.ctx }));
+
+  app.use(restRouter(routes));
+  app.use(notFoundHandler);
+  app.use(errorHandler);
+  return { app, close: () => apollo.stop() };
+}

@@ -1,0 +1,42 @@
+import { randomUUID } from 'node:crypto';
+import type { Request, RequestHandler } from 'express';
+import type { Caller, Context, Credentials, Deps } from '../context.js';
+import { createLoaders } from '../loaders.js';
+import { authenticate } from '../modules/auth/authenticate.js';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    ctx: Context;
+  }
+}
+
+function credentials(req: Request): Credentials {
+  const headerKey = req.headers['unified-api-key'];
+  const query = req.query as Record<string, unknown>;
+  return {
+    authorization: req.headers.authorization,
+    headerKey: Array.isArray(headerKey) ? headerKey.join(',') : headerKey,
+    queryKey: query.apikey as string | string[] | undefined,
+  };
+}
+
+/** Builds the request context once, for whichever door the request goes through. */
+export function contextMiddleware(deps: Deps): RequestHandler {
+  return (req, _res, next) => {
+    let caller: Promise<Caller | null> | undefined;
+    req.ctx = {
+      ...deps,
+      requestId: String(req.id ?? randomUUID()),
+      clientIp: req.ip ?? 'unknown',
+      loaders: createLoaders(deps.db),
+      idempotencyKey: req.get('idempotency-key'),
+      // One request counts once against its organization's quota, however many operations it runs.
+      authenticate: () =>
+        (caller ??= authenticate(deps, deps.tokens, credentials(req)).then(async (c) => {
+          if (c) await deps.quotas.request(c.orgId);
+          return c;
+        })),
+    };
+    next();
+  };
+}

@@ -1,0 +1,59 @@
+import { Router, type Request, type Response } from 'express';
+import type { Page, PageRequest } from '../db/pagination.js';
+import { parse, pageArgs } from '../lib/validation.js';
+import type { Operation } from '../operation.js';
+
+type Method = 'get' | 'post' | 'put' | 'delete';
+
+/** One documented path: how a request becomes an operation's input and params. */
+export interface Route {
+  method: Method;
+  path: string;
+  op: Operation<any, any>;
+  status?: number;
+  /** What the operation validates: the JSON body by default. */
+  input?: (req: Request) => unknown;
+  /** A list: `limit`/`cursor` are read from the query and the page is answered with paging headers. */
+  list?: boolean;
+  /** Turns the operation's result into the documented response body. */
+  view?: (result: any) => unknown;
+}
+
+const PAGE_KEYS = new Set(['limit', 'cursor']);
+
+/** A list's filters: the query string without paging and the `apikey` credential. */
+export const queryFilters = (req: Request) =>
+  Object.fromEntries(Object.entries(req.query as Record<string, unknown>).filter(([k]) => !PAGE_KEYS.has(k) && k !== 'apikey'));
+
+function pageFrom(req: Request): PageRequest {
+  const query = req.query as Record<string, unknown>;
+  return parse(pageArgs, Object.fromEntries(Object.entries(query).filter(([k]) => PAGE_KEYS.has(k))));
+}
+
+function nextLink(req: Request, cursor: string): string {
+  const url = new URL(req.originalUrl, `${req.protocol}://${req.get('host') ?? 'localhost'}`);
+  url.searchParams.delete('apikey');
+  url.searchParams.set('cursor', cursor);
+  return `<${url.pathname}${url.search}>; rel="next"`;
+}
+
+/** Mounts the route table: each line calls the same operation the GraphQL resolvers call. */
+export function restRouter(routes: Route[]): Router {
+  const router = Router();
+  for (const route of routes) {
+    router[route.method](route.path, async (req: Request, res: Response) => {
+      const params = route.list ? pageFrom(req) : { ...req.params };
+      const input = route.input ? route.input(req) : req.body;
+      const result = await route.op(req.ctx, input, params);
+      if (route.list) {
+        const page = result as Page<unknown>;
+        res.setHeader('X-Total-Count', String(page.totalCount));
+        if (page.nextCursor) res.setHeader('Link', nextLink(req, page.nextCursor));
+        res.status(route.status ?? 200).json(route.view ? page.items.map(route.view) : page.items);
+        return;
+      }
+      res.status(route.status ?? 200).json(route.view ? route.view(result) : result);
+    });
+  }
+  return router;
+}

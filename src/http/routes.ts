@@ -1,0 +1,64 @@
+import * as apiKeys from '../modules/api-keys/service.js';
+import * as auth from '../modules/auth/service.js';
+import * as campaigns from '../modules/campaigns/service.js';
+import { campaignDetail, listedCampaign } from '../modules/campaigns/dto.js';
+import * as contacts from '../modules/contacts/service.js';
+import * as groups from '../modules/groups/service.js';
+import * as messageLogs from '../modules/message-logs/service.js';
+import * as notifications from '../modules/notifications/service.js';
+import * as sandbox from '../modules/sandbox/service.js';
+import * as organizations from '../modules/organizations/service.js';
+import * as users from '../modules/users/service.js';
+import { listedUser } from '../modules/users/dto.js';
+import { queryFilters, type Route } from './rest.js';
+
+const none = () => undefined;
+
+/** Every REST path of the interface, one line each. Authorization lives in the operations. */
+export const routes: Route[] = [
+  { method: 'post', path: '/auth/signup', op: auth.signup, status: 201 },
+  { method: 'post', path: '/auth/login', op: auth.login, view: ({ token, user }) => ({ token, user }) },
+
+  { method: 'get', path: '/users', op: users.list, list: true, input: none, view: listedUser },
+  { method: 'get', path: '/users/me', op: users.me, input: none, view: (r) => ({ ...r.user, organization: r.organization }) },
+  { method: 'get', path: '/users/:id', op: users.get, input: none },
+  { method: 'post', path: '/users', op: users.create, status: 201 },
+  { method: 'put', path: '/users/:id', op: users.update },
+  { method: 'put', path: '/users/:id/deactivate', op: users.deactivate, input: none },
+  { method: 'put', path: '/users/:id/reactivate', op: users.reactivate, input: none },
+  { method: 'put', path: '/users/:id/password', op: users.changePassword },
+  { method: 'delete', path: '/users/:id', op: users.remove, input: none },
+
+  { method: 'get', path: '/organizations/current', op: organizations.current, input: none },
+  { method: 'put', path: '/organizations/current/credentials', op: organizations.updateCredentials },
+
+  { method: 'post', path: '/contacts', op: contacts.create, status: 201 },
+  { method: 'get', path: '/contacts', op: contacts.list, list: true, input: queryFilters },
+  { method: 'get', path: '/contacts/:id', op: contacts.get, input: none },
+  { method: 'put', path: '/contacts/:id', op: contacts.update },
+  { method: 'delete', path: '/contacts/:id', op: contacts.remove, input: none },
+
+  { method: 'post', path: '/groups', op: groups.create, status: 201 },
+  { method: 'get', path: '/groups', op: groups.list, list: true, input: none },
+  { method: 'get', path: '/groups/:id', op: groups.get, input: none },
+  { method: 'put', path: '/groups/:id', op: groups.update },
+  { method: 'delete', path: '/groups/:id', op: groups.remove, input: none },
+
+  { method: 'post', path: '/campaigns', op: campaigns.create, status: 201 },
+  { method: 'get', path: '/campaigns', op: campaigns.list, list: true, input: none, view: listedCampaign },
+  { method: 'get', path: '/campaigns/:id', op: campaigns.get, input: none, view: campaignDetail },
+  { method: 'put', path: '/campaigns/:id', op: campaigns.update },
+  { method: 'post', path: '/campaigns/:id/launch', op: campaigns.launch, input: none },
+  { method: 'post', path: '/campaigns/:id/cancel', op: campaigns.cancel, input: none },
+
+  { method: 'post', path: '/notifications/send', op: notifications.send },
+  { method: 'post', path: '/notifications/send-to-all', op: notifications.sendToAll },
+  { method: 'get', path: '/message-logs', op: messageLogs.list, list: true, input: queryFilters },
+  { method: 'get', path: '/message-logs/:id', op: messageLogs.get, input: none },
+  { method: 'get', path: '/sandbox/outbox', op: sandbox.list, list: true, input: queryFilters },
+
+  { method: 'post', path: '/api-keys', op: apiKeys.create, status: 201 },
+  { method: 'get', path: '/api-keys', op: apiKeys.list, list: true, input: none },
+  { method: 'put', path: '/api-keys/:id/revoke', op: apiKeys.revoke, input: none },
+  { method: 'delete', path: '/api-keys/:id', op: apiKeys.remove, input: none },
+];

@@ -1,0 +1,61 @@
+import { run, type Runner, type TaskList } from 'graphile-worker';
+import type { Deps } from '../context.js';
+import { tenant } from '../db/tenant.js';
+import { settleAbandoned } from '../delivery/pipeline.js';
+import { processChunk, stalledChunks, type ChunkRef } from '../modules/campaigns/batches.js';
+import type { CampaignRow } from '../modules/campaigns/dto.js';
+import { chunkJob, startJob } from '../modules/campaigns/jobs.js';
+import { enqueueChunks, start } from '../modules/campaigns/service.js';
+import { quietLogger } from './logger.js';
+
+const SWEEP_KEY = 'campaign-sweep';
+
+/** The tasks every worker process runs. Each is safe to run twice: the database decides who sends. */
+export function taskList(deps: Deps): TaskList {
+  return {
+    'campaign-start': async (payload) => {
+      const { orgId, campaignId } = payload as { orgId: string; campaignId: string };
+      const campaign = (await tenant(deps.db, orgId).scoped('campaigns').where('campaigns.id', campaignId).first()) as CampaignRow | undefined;
+      if (!campaign || campaign.status !== 'scheduled') return;
+      if (campaign.schedule_date && campaign.schedule_date.getTime() > Date.now() + 1000) {
+        await deps.queue.add(startJob(campaign));
+        return;
+      }
+      const { total } = await start(deps, campaign, { checkCredits: false });
+      if (total) await enqueueChunks(deps, orgId, campaignId);
+    },
+    'campaign-chunk': async (payload) => {
+      await processChunk(deps, payload as ChunkRef);
+    },
+    [SWEEP_KEY]: async () => {
+      const stalled = await stalledChunks(deps.db, deps.config.campaignLeaseSeconds);
+      if (stalled.length) {
+        deps.log.warn({ chunks: stalled.length }, 'requeueing stalled campaign chunks');
+        await deps.queue.addMany(stalled.map(chunkJob));
+      }
+      const abandoned = await settleAbandoned(deps.db, deps.config.sendAbandonSeconds);
+      if (abandoned) deps.log.warn({ logs: abandoned }, 'settled message logs abandoned by a dead process');
+      await scheduleSweep(deps);
+    },
+  };
+}
+
+/** The sweeper re-queues itself; its job key keeps one pending sweep however many workers run. */
+async function scheduleSweep(deps: Deps): Promise<void> {
+  const every = Math.max(1, Math.min(30, Math.floor(deps.config.campaignLeaseSeconds / 2)));
+  await deps.queue.add({ task: SWEEP_KEY, payload: {}, jobKey: SWEEP_KEY, runAt: new Date(Date.now() + every * 1000), maxAttempts: 3 });
+}
+
+export async function startWorkers(deps: Deps, connectionString: string): Promise<Runner> {
+  const runner = await run({
+    connectionString,
+    concurrency: deps.config.workerConcurrency,
+    noHandleSignals: true,
+    pollInterval: 1000,
+    logger: quietLogger(deps.log),
+    taskList: taskList(deps),
+    preset: { worker: { localQueue: { size: Math.max(10, deps.config.workerConcurrency * 5) } } },
+  } as Parameters<typeof run>[0]);
+  await scheduleSweep(deps);
+  return runner;
+}

@@ -1,0 +1,63 @@
+import { STATUS_CODES } from 'node:http';
+
+export interface FieldProblem {
+  field: string;
+  message: string;
+}
+
+/** Every error a client may see: its HTTP status, reason phrase and a message safe to show. */
+export class HttpError extends Error {
+  readonly error: string;
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly extra: { details?: FieldProblem[]; retryAfter?: number } = {},
+  ) {
+    super(message);
+    this.name = 'HttpError';
+    this.error = STATUS_CODES[statusCode] ?? 'Error';
+  }
+
+  /** A stable machine-readable code for GraphQL `extensions.code`. */
+  get code(): string {
+    return this.error.toUpperCase().replace(/[^A-Z]+/g, '_');
+  }
+
+  toBody(): Record<string, unknown> {
+    return {
+      statusCode: this.statusCode,
+      message: this.message,
+      error: this.error,
+      ...(this.extra.details ? { details: this.extra.details } : {}),
+    };
+  }
+}
+
+export const badRequest = (message: string) => new HttpError(400, message);
+export const validationFailed = (details: FieldProblem[]) =>
+  new HttpError(400, details.map((d) => d.message).join('; '), { details });
+export const unauthorized = (message = 'Invalid token') => new HttpError(401, message);
+export const paymentRequired = (message = 'Insufficient credits') => new HttpError(402, message);
+export const forbidden = (message = 'Insufficient permissions') => new HttpError(403, message);
+export const notFound = (message = 'Resource not found') => new HttpError(404, message);
+export const conflict = (message: string) => new HttpError(409, message);
+export const tooManyRequests = (retryAfter: number, message = 'Too many requests, try again later') =>
+  new HttpError(429, message, { retryAfter });
+export const serviceUnavailable = (message = 'Service temporarily unavailable') => new HttpError(503, message);
+
+export const internalError = () => new HttpError(500, 'Internal server error');
+
+/** Postgres SQLSTATEs that mean the database is away rather than the query being wrong. */
+const UNAVAILABLE = new Set(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', '53300']);
+const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND']);
+
+/** Turns anything thrown into the error a client sees; unknown errors become a bare 500. */
+export function toHttpError(err: unknown): HttpError {
+  if (err instanceof HttpError) return err;
+  const e = err as { code?: string; message?: string; name?: string } | null;
+  if (e && typeof e.code === 'string' && (UNAVAILABLE.has(e.code) || NETWORK.has(e.code))) return serviceUnavailable();
+  if (e?.name === 'KnexTimeoutError' || /Connection terminated|not queryable|timeout exceeded when trying to connect/i.test(e?.message ?? '')) {
+    return serviceUnavailable();
+  }
+  return internalError();
+}

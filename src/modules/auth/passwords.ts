@@ -1,0 +1,16 @@
+import bcrypt from 'bcrypt';
+
+let dummy: Promise<string> | null = null;
+
+export const hashPassword = (plain: string, rounds: number) => bcrypt.hash(plain, rounds);
+
+export const checkPassword = (plain: string, hash: string) => bcrypt.compare(plain, hash);
+
+/**
+ * Compares against a throwaway hash of the same cost, so an unknown email takes as long to
+ * refuse as a wrong password and does not reveal which emails have accounts.
+ */
+export async function burnComparison(plain: string, rounds: number): Promise<void> {
+  dummy ??= bcrypt.hash('herald-timing-equaliser', rounds);
+  await bcrypt.compare(plain, await dummy);
+}

@@ -1,0 +1,14 @@
+import type { Resolvers } from '../../graphql/generated/resolvers-types.js';
+import { compact } from '../../graphql/glue.js';
+import * as auth from './service.js';
+
+export const resolvers: Resolvers = {
+  Mutation: {
+    signup: (_, { input }, ctx) => auth.signup(ctx, compact(input), {}),
+    // Login's user is the interface's short form; GraphQL resolves any other field from the full user.
+    login: async (_, { input }, ctx) => {
+      const result = await auth.login(ctx, compact(input), {});
+      return { token: result.token, user: result.fullUser };
+    },
+  },
+};

@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import { isUniqueViolation } from '../../db/errors.js';
+import { badRequest, unauthorized } from '../../lib/errors.js';
+import * as v from '../../lib/validation.js';
+import { operation } from '../../operation.js';
+import { loginUser, toUserDto, USER_COLUMNS, type UserRow } from '../users/dto.js';
+import { burnComparison, checkPassword, hashPassword } from './passwords.js';
+
+const signupInput = z.strictObject({
+  firstName: v.name(),
+  lastName: v.name(),
+  email: v.email(),
+  password: v.password(),
+  countryCode: v.countryCode(),
+  phoneNumber: v.localPhone(),
+  companyName: v.name(),
+  sector: v.name(),
+  country: v.name(),
+  // The first user of an organization is its admin; the field exists for compatibility only.
+  role: z.literal('admin', { error: 'must be admin: the first user of an organization is its admin' }).optional(),
+});
+
+export const signup = operation({
+  access: { public: true },
+  input: signupInput,
+  async run(ctx, input) {
+    const passwordHash = await hashPassword(input.password, ctx.config.bcryptRounds);
+    let user: UserRow;
+    try {
+      user = await ctx.db.transaction(async (trx) => {
+        const [org] = await trx('organizations')
+          .insert({ name: input.companyName, sector: input.sector, country: input.country, credits: ctx.config.signupCredits })
+          .returning('id');
+        const [row] = await trx('users')
+          .insert({
+            organization_id: org.id,
+            first_name: input.firstName,
+            last_name: input.lastName,
+            email: input.email,
+            country_code: input.countryCode,
+            phone_number: input.phoneNumber,
+            role: 'admin',
+            password_hash: passwordHash,
+          })
+          .returning([...USER_COLUMNS, 'tokens_valid_after']);
+        return row as UserRow;
+      });
+    } catch (err) {
+      if (isUniqueViolation(err, 'users_email_key')) throw badRequest('Email already exists');
+      throw err;
+    }
+    const token = ctx.tokens.sign({ userId: user.id, orgId: user.organization_id, role: user.role });
+    return { token, user: toUserDto(user) };
+  },
+});
+
+const loginInput = z.strictObject({
+  email: z.string().trim().min(1).max(254).transform((s) => s.toLowerCase()),
+  password: z.string().min(1).max(1024),
+});
+
+export const login = operation({
+  access: { public: true },
+  input: loginInput,
+  async run(ctx, input) {
+    await ctx.throttle.check(input.email, ctx.clientIp);
+    const user = (await ctx.db('users').whereRaw('lower(email) = ?', [input.email]).first()) as UserRow | undefined;
+    const ok = user
+      ? Buffer.byteLength(input.password) <= 72 && (await checkPassword(input.password, user.password_hash)) && user.is_active
+      : await burnComparison(input.password, ctx.config.bcryptRounds).then(() => false);
+    if (!ok || !user) {
+      await ctx.throttle.failed(input.email, ctx.clientIp);
+      throw unauthorized('Invalid credentials');
+    }
+    await ctx.throttle.succeeded(input.email);
+    const token = ctx.tokens.sign(
+      { userId: user.id, orgId: user.organization_id, role: user.role },
+      Number(user.tokens_valid_after),
+    );
+    const fullUser = toUserDto(user);
+    return { token, user: loginUser(fullUser), fullUser };
+  },
+});
+
+/** Used by password changes: tokens issued before the next whole second stop working. */
+export const revokeTokensNow = () => Math.floor(Date.now() / 1000) + 1;

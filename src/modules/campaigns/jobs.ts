@@ -1,0 +1,20 @@
+import type { JobSpec } from '../../jobs/queue.js';
+import type { ChunkRef } from './batches.js';
+import type { CampaignRow } from './dto.js';
+
+export const startJobKey = (campaignId: string) => `campaign-start:${campaignId}`;
+
+/** The scheduled start: one job per campaign, keyed so rescheduling moves it and cancelling removes it. */
+export const startJob = (campaign: CampaignRow): JobSpec => ({
+  task: 'campaign-start',
+  payload: { orgId: campaign.organization_id, campaignId: campaign.id },
+  runAt: campaign.schedule_date && campaign.schedule_date.getTime() > Date.now() ? campaign.schedule_date : new Date(),
+  jobKey: startJobKey(campaign.id),
+});
+
+export const chunkJob = (ref: ChunkRef): JobSpec => ({
+  task: 'campaign-chunk',
+  payload: { ...ref },
+  jobKey: `campaign-chunk:${ref.campaignId}:${ref.channel}:${ref.chunkNo}`,
+  maxAttempts: 10,
+});

@@ -1,0 +1,304 @@
+import { z } from 'zod';
+import type { AuthedContext } from '../../context.js';
+import { nowMs } from '../../db/database.js';
+import { idempotent } from '../../db/idempotency.js';
+import { paginate, type PageRequest } from '../../db/pagination.js';
+import { tenant } from '../../db/tenant.js';
+import { unitCost } from '../../delivery/cost.js';
+import { round2 } from '../../delivery/pipeline.js';
+import type { Channel } from '../../delivery/types.js';
+import { badRequest, conflict, paymentRequired, validationFailed } from '../../lib/errors.js';
+import { toE164 } from '../../lib/phone.js';
+import * as v from '../../lib/validation.js';
+import { operation } from '../../operation.js';
+import { materialiseAudience } from './audience.js';
+import { openChunks, processChunk } from './batches.js';
+import { analyticsOf, toCampaignDto, type CampaignMessages, type CampaignRow } from './dto.js';
+import { chunkJob, startJob, startJobKey } from './jobs.js';
+
+const READ = { role: 'any', apiKeys: true } as const;
+const WRITE = { role: 'admin', apiKeys: true } as const;
+
+const content = (max: number) => z.string().min(1).max(max);
+const messagesSchema = z.strictObject({
+  email: z.strictObject({ subject: z.string().trim().min(1).max(255), content: content(1_000_000) }).optional(),
+  sms: z.strictObject({ content: content(1600) }).optional(),
+  whatsapp: z.strictObject({ content: content(4096) }).optional(),
+});
+const channels = z.array(z.enum(['email', 'sms', 'whatsapp'])).min(1).max(3).refine((cs) => new Set(cs).size === cs.length, 'must not repeat a channel');
+const scheduleDate = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time' }).nullable();
+const uuid = () => z.uuid({ error: 'must be a valid id' });
+
+const createInput = z.strictObject({
+  name: v.name(),
+  description: z.string().trim().max(500).nullable().optional(),
+  type: z.enum(['broadcast', 'targeted', 'automated', 'recurring']),
+  channels,
+  recipients: z
+    .strictObject({
+      contacts: z.array(uuid()).max(10_000).optional(),
+      groups: z.array(uuid()).max(1000).optional(),
+      manual: z.array(z.string().trim().min(1).max(320)).max(10_000).optional(),
+    })
+    .optional(),
+  messages: messagesSchema,
+  scheduleDate: scheduleDate.optional(),
+});
+
+const updateInput = z.strictObject({
+  name: v.name().optional(),
+  messages: messagesSchema.optional(),
+  scheduleDate: scheduleDate.optional(),
+});
+
+function checkMessages(chans: Channel[], messages: CampaignMessages) {
+  const missing = chans.filter((c) => !messages[c]);
+  if (missing.length) {
+    throw validationFailed(missing.map((c) => ({ field: `messages.${c}`, message: `messages.${c} is required for the ${c} channel` })));
+  }
+}
+
+async function load(ctx: AuthedContext, id: string): Promise<CampaignRow> {
+  return tenant(ctx.db, ctx.caller.orgId).owned<CampaignRow>('campaigns', id, ['*']);
+}
+
+/** Ids that are not the caller's (unknown or another organization's) are a 400 naming them. */
+async function checkOwned(ctx: AuthedContext, table: 'contacts' | 'groups', field: string, ids: string[]) {
+  const unique = [...new Set(ids)];
+  if (!unique.length) return unique;
+  const found = new Set(
+    (await tenant(ctx.db, ctx.caller.orgId).scoped(table).whereIn(`${table}.id`, unique).select(`${table}.id`)).map((r: { id: string }) => r.id),
+  );
+  const unknown = unique.filter((id) => !found.has(id));
+  if (unknown.length) throw validationFailed([{ field, message: `${field} contains unknown ids: ${unknown.join(', ')}` }]);
+  return unique;
+}
+
+export const list = operation({
+  access: READ,
+  async run(ctx, _input: undefined, page: PageRequest) {
+    const result = await paginate<CampaignRow>(tenant(ctx.db, ctx.caller.orgId).scoped('campaigns').select('campaigns.*'), 'campaigns', page);
+    return { ...result, items: result.items.map(toCampaignDto) };
+  },
+});
+
+export const get = operation({
+  access: READ,
+  async run(ctx, _input: undefined, { id }: { id: string }) {
+    return toCampaignDto(await load(ctx, id));
+  },
+});
+
+export const create = operation({
+  access: WRITE,
+  input: createInput,
+  async run(ctx, input) {
+    checkMessages(input.channels, input.messages);
+    const r = input.recipients ?? {};
+    const contacts = await checkOwned(ctx, 'contacts', 'recipients.contacts', r.contacts ?? []);
+    const groups = await checkOwned(ctx, 'groups', 'recipients.groups', r.groups ?? []);
+    const org = await ctx.loaders.organizationById.load(ctx.caller.orgId);
+    const manual: string[] = [];
+    const bad: string[] = [];
+    for (const raw of new Set(r.manual ?? [])) {
+      const address = raw.includes('@')
+        ? z.email().safeParse(raw).success
+          ? raw.toLowerCase()
+          : null
+        : toE164(raw, { orgCountry: org?.country });
+      if (address) manual.push(address);
+      else bad.push(raw);
+    }
+    if (bad.length) throw validationFailed([{ field: 'recipients.manual', message: `recipients.manual contains invalid addresses: ${bad.join(', ')}` }]);
+    // The interface's mapping: nothing named -> all; only groups -> group; anything else -> selected.
+    const recipientType = !contacts.length && !groups.length && !manual.length ? 'all' : !contacts.length && !manual.length ? 'group' : 'selected';
+    const [row] = await ctx.db('campaigns')
+      .insert({
+        organization_id: ctx.caller.orgId,
+        name: input.name,
+        description: input.description ?? null,
+        type: input.type,
+        channels: input.channels,
+        recipient_type: recipientType,
+        selected_contacts: contacts,
+        selected_groups: groups,
+        manual_recipients: [...new Set(manual)],
+        messages: JSON.stringify(input.messages),
+        schedule_date: input.scheduleDate ?? null,
+        created_by: ctx.caller.userId,
+      })
+      .returning('*');
+    return toCampaignDto(row);
+  },
+});
+
+export const update = operation({
+  access: WRITE,
+  input: updateInput,
+  async run(ctx, input, { id }: { id: string }) {
+    return ctx.db.transaction(async (trx) => {
+      const t = tenant(trx, ctx.caller.orgId);
+      const campaign = await t.owned<CampaignRow>('campaigns', id, ['*']);
+      await t.scoped('campaigns').where('campaigns.id', id).forUpdate().first('id');
+      const current = (await t.scoped('campaigns').where('campaigns.id', id).first()) as CampaignRow;
+      if (current.status !== 'draft' && current.status !== 'scheduled') {
+        throw conflict(`Only draft or scheduled campaigns can be updated; this one is ${current.status}`);
+      }
+      if (input.messages) checkMessages(campaign.channels, input.messages);
+      const [row] = await t
+        .scoped('campaigns')
+        .where('campaigns.id', id)
+        .update({
+          name: input.name,
+          messages: input.messages ? JSON.stringify(input.messages) : undefined,
+          schedule_date: input.scheduleDate,
+          updated_at: nowMs(ctx.db),
+        })
+        .returning('*');
+      if (current.status === 'scheduled' && input.scheduleDate !== undefined) {
+        // A new date moves the start job; a date now past (or none) starts it at once.
+        await ctx.queue.add(startJob(row as CampaignRow));
+      }
+      return toCampaignDto(row);
+    });
+  },
+});
+
+/**
+ * Launch, from draft only. A future `scheduleDate` gives `scheduled` and a queued start at that time.
+ * Otherwise the audience is materialised now: small ones are sent before answering (`completed` with
+ * analytics), larger ones answer `active` and are sent by the workers.
+ */
+export const launch = operation({
+  access: WRITE,
+  async run(ctx, _input: undefined, { id }: { id: string }) {
+    return idempotent(ctx.db, ctx.caller.orgId, ctx.idempotencyKey, `campaigns.launch:${id}`, {}, async () => {
+      const campaign = await load(ctx, id);
+      if (campaign.status !== 'draft') throw conflict(`Only draft campaigns can be launched; this one is ${campaign.status}`);
+      if (campaign.schedule_date && campaign.schedule_date.getTime() > Date.now()) {
+        const row = await ctx.db.transaction(async (trx) => {
+          const [updated] = await tenant(trx, ctx.caller.orgId)
+            .scoped('campaigns')
+            .where({ 'campaigns.id': id, 'campaigns.status': 'draft' })
+            .update({ status: 'scheduled', updated_at: nowMs(ctx.db) })
+            .returning('*');
+          if (!updated) throw conflict('Only draft campaigns can be launched');
+          return updated as CampaignRow;
+        });
+        await ctx.queue.add(startJob(row));
+        return { _id: row.id, status: row.status, updatedAt: row.updated_at.toISOString() };
+      }
+      const started = await start(ctx, campaign, { checkCredits: true });
+      await ctx.quotas.sendMessages(ctx.caller.orgId, started.total).catch(async (err) => {
+        await rollbackStart(ctx, campaign);
+        throw err;
+      });
+      if (started.total <= ctx.config.campaignInlineLimit) {
+        for (const chunk of await openChunks(ctx.db, ctx.caller.orgId, id)) await processChunk(ctx, chunk);
+      } else {
+        await enqueueChunks(ctx, ctx.caller.orgId, id);
+      }
+      const row = await load(ctx, id);
+      return {
+        _id: row.id,
+        status: row.status,
+        ...(row.status === 'completed' ? { analytics: analyticsOf(row) } : {}),
+        updatedAt: row.updated_at.toISOString(),
+      };
+    });
+  },
+});
+
+interface StartDeps {
+  db: AuthedContext['db'];
+  config: AuthedContext['config'];
+}
+
+/**
+ * Moves a draft or scheduled campaign to `active` with its audience materialised, in one
+ * transaction. An audience of nobody is refused at launch (400); a scheduled one simply completes.
+ */
+export async function start(deps: StartDeps, campaign: CampaignRow, opts: { checkCredits: boolean }): Promise<{ total: number }> {
+  return deps.db.transaction(async (trx) => {
+    const t = tenant(trx, campaign.organization_id);
+    const [locked] = await t
+      .scoped('campaigns')
+      .where('campaigns.id', campaign.id)
+      .whereIn('campaigns.status', ['draft', 'scheduled'])
+      .update({ status: 'active', started_at: trx.raw('now()'), updated_at: nowMs(deps.db) })
+      .returning('*');
+    if (!locked) throw conflict('Only draft campaigns can be launched');
+    const counts = await materialiseAudience(trx, locked as CampaignRow);
+    const total = Object.values(counts).reduce((a, b) => a + b, 0);
+    if (!total && opts.checkCredits) throw badRequest('The campaign has no eligible recipients');
+    if (opts.checkCredits) {
+      const needed = round2(
+        Object.entries(counts).reduce((sum, [ch, n]) => sum + n * unitCost(deps.config, ch as Channel, campaign.messages[ch as Channel]!.content), 0),
+      );
+      const org = await trx('organizations').where({ id: campaign.organization_id }).first('credits');
+      if (Number(org.credits) < needed) {
+        throw paymentRequired(`Insufficient credits: this campaign needs ${needed} credits and the balance is ${Number(org.credits)}`);
+      }
+    }
+    await t.scoped('campaigns').where('campaigns.id', campaign.id).update({ total_recipients: total });
+    if (!total) await t.scoped('campaigns').where('campaigns.id', campaign.id).update({ status: 'completed', completed_at: trx.raw('now()') });
+    return { total };
+  });
+}
+
+/** Undoes `start` when the launch is refused after it (the daily message quota): back to draft. */
+async function rollbackStart(ctx: AuthedContext, campaign: CampaignRow) {
+  await ctx.db.transaction(async (trx) => {
+    const t = tenant(trx, campaign.organization_id);
+    await t.scoped('campaign_recipients').where('campaign_recipients.campaign_id', campaign.id).delete();
+    await t.scoped('campaigns').where('campaigns.id', campaign.id).update({ status: 'draft', started_at: null, total_recipients: 0 });
+  });
+}
+
+export async function enqueueChunks(deps: { db: AuthedContext['db']; queue: AuthedContext['queue'] }, orgId: string, campaignId: string) {
+  await deps.queue.addMany((await openChunks(deps.db, orgId, campaignId)).map(chunkJob));
+}
+
+/** Cancel, from scheduled or active: the start job is removed and unsent recipients stay unsent and unpaid. */
+export const cancel = operation({
+  access: WRITE,
+  async run(ctx, _input: undefined, { id }: { id: string }) {
+    const row = await ctx.db.transaction(async (trx) => {
+      const t = tenant(trx, ctx.caller.orgId);
+      await t.owned('campaigns', id, ['id']);
+      const current = (await t.scoped('campaigns').where('campaigns.id', id).forUpdate().first()) as CampaignRow;
+      if (current.status !== 'scheduled' && current.status !== 'active') {
+        throw conflict(`Only scheduled or active campaigns can be canceled; this one is ${current.status}`);
+      }
+      const [updated] = await t
+        .scoped('campaigns')
+        .where('campaigns.id', id)
+        .update({ status: 'canceled', updated_at: nowMs(ctx.db) })
+        .returning('*');
+      await t.scoped('campaign_recipients').where({ campaign_id: id, status: 'pending' }).update({ status: 'canceled', updated_at: trx.raw('now()') });
+      return updated as CampaignRow;
+    });
+    if (row.schedule_date) await ctx.queue.remove(startJobKey(row.id));
+    return { _id: row.id, status: row.status, updatedAt: row.updated_at.toISOString() };
+  },
+});
+
+/** What a frontend shows while a campaign runs: recipients by state. */
+export const progressOf = operation({
+  access: READ,
+  async run(ctx, _input: undefined, { id }: { id: string }) {
+    await load(ctx, id);
+    return progress(ctx, id);
+  },
+});
+
+async function progress(ctx: AuthedContext, campaignId: string) {
+  const rows = await tenant(ctx.db, ctx.caller.orgId)
+    .scoped('campaign_recipients')
+    .where('campaign_recipients.campaign_id', campaignId)
+    .groupBy('status')
+    .select('status', ctx.db.raw('count(*)::int AS n'));
+  const by = Object.fromEntries(rows.map((r: { status: string; n: number }) => [r.status, r.n]));
+  const total = rows.reduce((s: number, r: { n: number }) => s + r.n, 0);
+  return { total, sent: by.sent ?? 0, failed: by.failed ?? 0, pending: (by.pending ?? 0) + (by.sending ?? 0), canceled: by.canceled ?? 0 };
+}

@@ -1,0 +1,64 @@
+import type { Knex } from 'knex';
+
+export interface ContactRow {
+  id: string;
+  organization_id: string;
+  name: string;
+  email: string | null;
+  phone: string | null;
+  country_code: string | null;
+  company: string | null;
+  tags: string[];
+  groups: string[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface ContactDto {
+  _id: string;
+  name: string;
+  email: string | null;
+  phone: string | null;
+  countryCode: string | null;
+  /** The contact's own company, free-form (not the owning organization). */
+  organization: string | null;
+  tags: string[];
+  groups: string[];
+  /** The owning organization's id. */
+  ServiceOrganization: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export const toContactDto = (row: ContactRow): ContactDto => ({
+  _id: row.id,
+  name: row.name,
+  email: row.email,
+  phone: row.phone,
+  countryCode: row.country_code,
+  organization: row.company,
+  tags: row.tags,
+  groups: row.groups,
+  ServiceOrganization: row.organization_id,
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
+});
+
+/** Contact columns with the ids of its groups gathered on the membership primary key. */
+export const contactColumns = (db: Knex | Knex.Transaction) => [
+  'contacts.id',
+  'contacts.organization_id',
+  'contacts.name',
+  'contacts.email',
+  'contacts.phone',
+  'contacts.country_code',
+  'contacts.company',
+  'contacts.tags',
+  'contacts.created_at',
+  'contacts.updated_at',
+  db.raw(`ARRAY(
+    SELECT cg.group_id::text FROM contact_groups cg
+    WHERE cg.organization_id = contacts.organization_id AND cg.contact_id = contacts.id
+    ORDER BY cg.group_id
+  ) AS groups`),
+];

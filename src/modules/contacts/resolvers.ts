@@ -1,0 +1,23 @@
+import type { Resolvers } from '../../graphql/generated/resolvers-types.js';
+import { compact, connection, pageArgs } from '../../graphql/glue.js';
+import type { GroupDto } from '../groups/dto.js';
+import * as contacts from './service.js';
+
+export const resolvers: Resolvers = {
+  Query: {
+    contacts: async (_, args, ctx) => connection(await contacts.list(ctx, compact(args.filter), pageArgs(args))),
+    contact: (_, { id }, ctx) => contacts.get(ctx, undefined, { id }),
+  },
+  Mutation: {
+    createContact: (_, { input }, ctx) => contacts.create(ctx, compact(input), {}),
+    updateContact: (_, { id, input }, ctx) => contacts.update(ctx, compact(input), { id }),
+    deleteContact: (_, { id }, ctx) => contacts.remove(ctx, undefined, { id }),
+  },
+  Contact: {
+    groupIds: (contact) => contact.groups,
+    groups: async (contact, _, ctx) => {
+      const groups = await ctx.loaders.groupById.loadMany(contact.groups.map((id) => ({ orgId: contact.ServiceOrganization, id })));
+      return groups.filter((g): g is GroupDto => g !== null && !(g instanceof Error));
+    },
+  },
+};

@@ -1,0 +1,190 @@
+import type { Knex } from 'knex';
+import { z } from 'zod';
+import type { AuthedContext } from '../../context.js';
+import { nowMs } from '../../db/database.js';
+import { paginate, type PageRequest } from '../../db/pagination.js';
+import { tenant, type Tenant } from '../../db/tenant.js';
+import { validationFailed } from '../../lib/errors.js';
+import { toE164 } from '../../lib/phone.js';
+import * as v from '../../lib/validation.js';
+import { operation } from '../../operation.js';
+import { contactColumns, toContactDto, type ContactRow } from './dto.js';
+
+const READ = { role: 'any', apiKeys: true } as const;
+const WRITE = { role: 'admin', apiKeys: true } as const;
+
+const uuid = () => z.uuid({ error: 'must be a valid id' });
+const fields = {
+  name: v.name(),
+  email: v.email().nullable(),
+  phone: z.string().trim().min(1).max(40).nullable(),
+  countryCode: z
+    .string()
+    .trim()
+    .regex(/^(\+\d{1,4}|[A-Za-z]{2})$/, 'must be a calling code such as +254 or a country code such as KE')
+    .nullable(),
+  organization: z.string().trim().max(100).nullable(),
+  tags: z.array(z.string().trim().min(1).max(50)).max(50),
+  groups: z.array(uuid()).max(1000),
+};
+
+const createInput = z.strictObject({
+  name: fields.name,
+  email: fields.email.optional(),
+  phone: fields.phone.optional(),
+  countryCode: fields.countryCode.optional(),
+  organization: fields.organization.optional(),
+  tags: fields.tags.optional(),
+  groups: fields.groups.optional(),
+});
+const updateInput = createInput.partial();
+type ContactInput = z.output<typeof updateInput>;
+
+const filterInput = z.strictObject({
+  group: uuid().optional(),
+  tag: z.string().trim().min(1).max(50).optional(),
+  search: z.string().trim().min(1).max(100).optional(),
+});
+export type ContactFilter = z.output<typeof filterInput>;
+
+/** The contact as it will be stored: one address at least, the phone in E.164. */
+async function resolveFields(ctx: AuthedContext, merged: ContactInput, phoneChanged: boolean) {
+  const problems = [];
+  if (!merged.email && !merged.phone) problems.push({ field: 'email', message: 'email or phone is required' });
+  let phone = merged.phone ?? null;
+  if (phone && phoneChanged) {
+    const org = await ctx.loaders.organizationById.load(ctx.caller.orgId);
+    phone = toE164(phone, { countryCode: merged.countryCode, orgCountry: org?.country });
+    if (!phone) problems.push({ field: 'phone', message: 'phone must be a valid phone number' });
+  }
+  if (problems.length) throw validationFailed(problems);
+  return phone;
+}
+
+/** Every id must name one of the caller's own groups; anything else is a 400 that names it. */
+async function checkGroups(t: Tenant, ids: string[]): Promise<string[]> {
+  const unique = [...new Set(ids)];
+  if (!unique.length) return unique;
+  const found = new Set((await t.scoped('groups').whereIn('groups.id', unique).select('groups.id')).map((r: { id: string }) => r.id));
+  const unknown = unique.filter((id) => !found.has(id));
+  if (unknown.length) throw validationFailed([{ field: 'groups', message: `groups contains unknown group ids: ${unknown.join(', ')}` }]);
+  return unique;
+}
+
+async function setGroups(trx: Knex.Transaction, orgId: string, contactId: string, groupIds: string[]) {
+  await trx('contact_groups').where({ organization_id: orgId, contact_id: contactId }).delete();
+  if (groupIds.length) {
+    await trx('contact_groups').insert(groupIds.map((group_id) => ({ organization_id: orgId, contact_id: contactId, group_id })));
+  }
+}
+
+async function load(db: Knex | Knex.Transaction, orgId: string, id: string) {
+  const row = await tenant(db, orgId).scoped('contacts').where('contacts.id', id).first(contactColumns(db));
+  return toContactDto(row as ContactRow);
+}
+
+const uniqueTags = (tags: string[] | undefined) => (tags ? [...new Set(tags)] : undefined);
+
+/** The newest-first list, narrowed by group membership, tag and a text search. */
+export function listQuery(t: Tenant, filter: ContactFilter) {
+  const q = t.scoped('contacts').select(contactColumns(t.db));
+  if (filter.group) {
+    q.whereExists(
+      t.db('contact_groups as cg')
+        .whereRaw('cg.organization_id = contacts.organization_id AND cg.contact_id = contacts.id')
+        .andWhere('cg.group_id', filter.group),
+    );
+  }
+  if (filter.tag) q.whereRaw('contacts.tags @> ARRAY[?]::text[]', [filter.tag]);
+  if (filter.search) {
+    const pattern = `%${filter.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    q.whereRaw(`lower(contacts.name || ' ' || coalesce(contacts.email, '') || ' ' || coalesce(contacts.phone, '')) LIKE ?`, [pattern]);
+  }
+  return q;
+}
+
+export const list = operation({
+  access: READ,
+  input: filterInput,
+  async run(ctx, filter, page: PageRequest) {
+    const result = await paginate<ContactRow>(listQuery(tenant(ctx.db, ctx.caller.orgId), filter), 'contacts', page);
+    return { ...result, items: result.items.map(toContactDto) };
+  },
+});
+
+export const get = operation({
+  access: READ,
+  async run(ctx, _input: undefined, { id }: { id: string }) {
+    await tenant(ctx.db, ctx.caller.orgId).owned('contacts', id, ['id']);
+    return load(ctx.db, ctx.caller.orgId, id);
+  },
+});
+
+export const create = operation({
+  access: WRITE,
+  input: createInput,
+  async run(ctx, input) {
+    const phone = await resolveFields(ctx, input, true);
+    return ctx.db.transaction(async (trx) => {
+      const t = tenant(trx, ctx.caller.orgId);
+      const groups = await checkGroups(t, input.groups ?? []);
+      const [row] = await trx('contacts')
+        .insert({
+          organization_id: ctx.caller.orgId,
+          name: input.name,
+          email: input.email ?? null,
+          phone,
+          country_code: input.countryCode ?? null,
+          company: input.organization ?? null,
+          tags: uniqueTags(input.tags) ?? [],
+        })
+        .returning('id');
+      await setGroups(trx, ctx.caller.orgId, row.id, groups);
+      return load(trx, ctx.caller.orgId, row.id);
+    });
+  },
+});
+
+export const update = operation({
+  access: WRITE,
+  input: updateInput,
+  async run(ctx, input, { id }: { id: string }) {
+    return ctx.db.transaction(async (trx) => {
+      const t = tenant(trx, ctx.caller.orgId);
+      const current = await t.owned<ContactRow>('contacts', id, ['*']);
+      const merged: ContactInput = {
+        email: current.email,
+        phone: current.phone,
+        countryCode: current.country_code,
+        ...input,
+      };
+      const phoneChanged = input.phone !== undefined || input.countryCode !== undefined;
+      const phone = await resolveFields(ctx, merged, phoneChanged);
+      const groups = input.groups ? await checkGroups(t, input.groups) : undefined;
+      await t
+        .scoped('contacts')
+        .where('contacts.id', id)
+        .update({
+          name: input.name,
+          email: input.email,
+          phone: phoneChanged ? phone : undefined,
+          country_code: input.countryCode,
+          company: input.organization,
+          tags: uniqueTags(input.tags),
+          updated_at: nowMs(ctx.db),
+        });
+      if (groups) await setGroups(trx, ctx.caller.orgId, id, groups);
+      return load(trx, ctx.caller.orgId, id);
+    });
+  },
+});
+
+export const remove = operation({
+  access: WRITE,
+  async run(ctx, _input: undefined, { id }: { id: string }) {
+    const t = tenant(ctx.db, ctx.caller.orgId);
+    await t.owned('contacts', id, ['id']);
+    await t.scoped('contacts').where('contacts.id', id).delete();
+    return { message: 'Contact deleted successfully' };
+  },
+});

@@ -1,0 +1,77 @@
+export interface OrganizationRow {
+  id: string;
+  name: string;
+  sector: string;
+  country: string;
+  credits: number;
+  email_from_name: string | null;
+  credentials: Buffer | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** What an organization keeps for its channels, decrypted. */
+export interface StoredCredentials {
+  sms_apiKey?: string;
+  sms_partnerID?: string;
+  sms_shortCode?: string;
+  email_host?: string;
+  email_port?: string;
+  email_user?: string;
+  email_pass?: string;
+  email_from?: string;
+  whatsapp_access_token?: string;
+  whatsapp_phone_number_id?: string;
+}
+
+export const CREDENTIAL_FIELDS = [
+  'sms_apiKey',
+  'sms_partnerID',
+  'sms_shortCode',
+  'email_host',
+  'email_port',
+  'email_user',
+  'email_pass',
+  'email_from',
+  'whatsapp_access_token',
+  'whatsapp_phone_number_id',
+] as const satisfies readonly (keyof StoredCredentials)[];
+
+export interface CredentialsDto {
+  sms_apiUrl: string;
+  sms_apiKey: string | null;
+  sms_partnerID: string | null;
+  sms_shortCode: string | null;
+  email_host: string | null;
+  email_port: string | null;
+  email_user: string | null;
+  email_pass: string | null;
+  email_from: string | null;
+  whatsapp_phone_number_id: string | null;
+}
+
+export interface OrganizationSummary {
+  _id: string;
+  name: string;
+  sector: string;
+  country: string;
+  credits: number;
+}
+
+export interface OrganizationDto extends OrganizationSummary {
+  emailFromName: string | null;
+  credentials: CredentialsDto;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export const toSummary = (row: Pick<OrganizationRow, 'id' | 'name' | 'sector' | 'country' | 'credits'>): OrganizationSummary => ({
+  _id: row.id,
+  name: row.name,
+  sector: row.sector,
+  country: row.country,
+  credits: Number(row.credits),
+});
+
+/** GraphQL's Organization: a summary (from a loader) or the full object; missing parts are resolved on demand. */
+export type OrganizationGraph = OrganizationSummary & Partial<OrganizationDto>;

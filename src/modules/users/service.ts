@@ -1,0 +1,183 @@
+import type { Knex } from 'knex';
+import { z } from 'zod';
+import type { AuthedContext } from '../../context.js';
+import { nowMs } from '../../db/database.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { paginate, type PageRequest } from '../../db/pagination.js';
+import { tenant } from '../../db/tenant.js';
+import { badRequest, conflict, forbidden, validationFailed } from '../../lib/errors.js';
+import * as v from '../../lib/validation.js';
+import { operation } from '../../operation.js';
+import { checkPassword, hashPassword } from '../auth/passwords.js';
+import { revokeTokensNow } from '../auth/service.js';
+import { toUserDto, USER_COLUMNS, type UserRow } from './dto.js';
+
+const ADMIN = { role: 'admin', apiKeys: false } as const;
+const ANY_USER = { role: 'any', apiKeys: false } as const;
+const LAST_ADMIN = 'An organization must keep at least one active admin';
+
+type Params = { id: string };
+
+export const list = operation({
+  access: ADMIN,
+  async run(ctx, _input: undefined, page: PageRequest) {
+    const result = await paginate<UserRow>(tenant(ctx.db, ctx.caller.orgId).scoped('users').select(USER_COLUMNS), 'users', page);
+    return { ...result, items: result.items.map(toUserDto) };
+  },
+});
+
+/** The caller and a summary of their organization, which `GET /users/me` embeds. */
+export const me = operation({
+  access: ANY_USER,
+  async run(ctx) {
+    const row = await tenant(ctx.db, ctx.caller.orgId).owned<UserRow>('users', ctx.caller.userId!, [...USER_COLUMNS]);
+    const organization = await ctx.loaders.organizationById.load(ctx.caller.orgId);
+    return { user: toUserDto(row), organization: organization! };
+  },
+});
+
+/** Admins read anyone in their organization; a user reads only themself. */
+export const get = operation({
+  access: ANY_USER,
+  async run(ctx, _input: undefined, { id }: Params) {
+    const row = await tenant(ctx.db, ctx.caller.orgId).owned<UserRow>('users', id, [...USER_COLUMNS]);
+    if (ctx.caller.role !== 'admin' && row.id !== ctx.caller.userId) throw forbidden();
+    return toUserDto(row);
+  },
+});
+
+export const create = operation({
+  access: ADMIN,
+  input: z.strictObject({
+    firstName: v.name(),
+    lastName: v.name(),
+    email: v.email(),
+    password: v.password(),
+    countryCode: v.countryCode(),
+    phoneNumber: v.localPhone(),
+    role: v.role().default('user'),
+  }),
+  async run(ctx, input) {
+    const passwordHash = await hashPassword(input.password, ctx.config.bcryptRounds);
+    try {
+      const [row] = await ctx.db('users')
+        .insert({
+          organization_id: ctx.caller.orgId,
+          first_name: input.firstName,
+          last_name: input.lastName,
+          email: input.email,
+          country_code: input.countryCode,
+          phone_number: input.phoneNumber,
+          role: input.role,
+          password_hash: passwordHash,
+        })
+        .returning(USER_COLUMNS);
+      return toUserDto(row);
+    } catch (err) {
+      if (isUniqueViolation(err, 'users_email_key')) throw badRequest('Email already exists');
+      throw err;
+    }
+  },
+});
+
+/**
+ * Runs a change to one user of the caller's organization with the organization's admins locked,
+ * refusing it when it would leave no active admin.
+ */
+async function changeUser(
+  ctx: AuthedContext,
+  id: string,
+  patch: Partial<Pick<UserRow, 'first_name' | 'last_name' | 'phone_number' | 'role' | 'is_active'>>,
+): Promise<UserRow> {
+  return ctx.db.transaction(async (trx) => {
+    const t = tenant(trx, ctx.caller.orgId);
+    const user = await t.owned<UserRow>('users', id, [...USER_COLUMNS]);
+    const losesAdmin = user.role === 'admin' && user.is_active && (patch.role === 'user' || patch.is_active === false);
+    if (losesAdmin) await assertAnotherActiveAdmin(trx, ctx.caller.orgId, user.id);
+    const [row] = await t.scoped('users').where({ id }).update({ ...patch, updated_at: nowMs(ctx.db) }).returning(USER_COLUMNS);
+    return row as UserRow;
+  });
+}
+
+async function assertAnotherActiveAdmin(trx: Knex.Transaction, orgId: string, exceptId: string): Promise<void> {
+  // Locking the organization row serialises concurrent demotions, so two admins can not demote each other at once.
+  await trx('organizations').where({ id: orgId }).forUpdate().first('id');
+  const other = await tenant(trx, orgId)
+    .scoped('users')
+    .where({ role: 'admin', is_active: true })
+    .whereNot({ id: exceptId })
+    .first('id');
+  if (!other) throw conflict(LAST_ADMIN);
+}
+
+export const update = operation({
+  access: ADMIN,
+  input: z.strictObject({
+    firstName: v.name().optional(),
+    lastName: v.name().optional(),
+    phoneNumber: v.localPhone().optional(),
+    role: v.role().optional(),
+  }),
+  async run(ctx, input, { id }: Params) {
+    const row = await changeUser(ctx, id, {
+      first_name: input.firstName,
+      last_name: input.lastName,
+      phone_number: input.phoneNumber,
+      role: input.role,
+    });
+    return toUserDto(row);
+  },
+});
+
+export const deactivate = operation({
+  access: ADMIN,
+  async run(ctx, _input: undefined, { id }: Params) {
+    return toUserDto(await changeUser(ctx, id, { is_active: false }));
+  },
+});
+
+export const reactivate = operation({
+  access: ADMIN,
+  async run(ctx, _input: undefined, { id }: Params) {
+    return toUserDto(await changeUser(ctx, id, { is_active: true }));
+  },
+});
+
+export const remove = operation({
+  access: ADMIN,
+  async run(ctx, _input: undefined, { id }: Params) {
+    await ctx.db.transaction(async (trx) => {
+      const t = tenant(trx, ctx.caller.orgId);
+      const user = await t.owned<UserRow>('users', id, [...USER_COLUMNS]);
+      if (user.role === 'admin' && user.is_active) await assertAnotherActiveAdmin(trx, ctx.caller.orgId, user.id);
+      await t.scoped('users').where({ id }).delete();
+    });
+    return { message: 'User Deleted Successfully' };
+  },
+});
+
+export const changePassword = operation({
+  access: ANY_USER,
+  input: z.strictObject({
+    oldPassword: z.string().max(1024).optional(),
+    newPassword: v.password(),
+  }),
+  async run(ctx, input, { id }: Params) {
+    const t = tenant(ctx.db, ctx.caller.orgId);
+    const user = await t.owned<UserRow>('users', id, [...USER_COLUMNS, 'password_hash']);
+    const self = user.id === ctx.caller.userId;
+    if (!self && ctx.caller.role !== 'admin') throw forbidden();
+    if (self) {
+      if (!input.oldPassword) throw validationFailed([{ field: 'oldPassword', message: 'oldPassword is required' }]);
+      const ok = Buffer.byteLength(input.oldPassword) <= 72 && (await checkPassword(input.oldPassword, user.password_hash));
+      if (!ok) throw badRequest('Old password is incorrect');
+    }
+    const passwordHash = await hashPassword(input.newPassword, ctx.config.bcryptRounds);
+    const [row] = await t
+      .scoped('users')
+      .where({ id })
+      .update({ password_hash: passwordHash, tokens_valid_after: revokeTokensNow(), updated_at: nowMs(ctx.db) })
+      .returning(USER_COLUMNS);
+    return toUserDto(row);
+  },
+});

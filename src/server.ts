@@ -1,0 +1,127 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { Runner } from 'graphile-worker';
+import { pino, type Logger } from 'pino';
+import type { Config } from './config/config.js';
+import type { Deps } from './context.js';
+import { createDb, type Db } from './db/database.js';
+import { startEmbeddedPostgres, type EmbeddedServer } from './db/embedded.js';
+import { migrateLatest } from './db/migrate.js';
+import { createDelivery } from './delivery/registry.js';
+import { createApp } from './http/app.js';
+import { createQueue, migrateQueue } from './jobs/queue.js';
+import { startWorkers } from './jobs/worker.js';
+import { KeyUsage } from './modules/api-keys/usage.js';
+import { LoginThrottle } from './modules/auth/throttle.js';
+import { TokenService } from './modules/auth/tokens.js';
+import { Quotas } from './modules/quotas/quotas.js';
+
+export interface Herald {
+  url: string;
+  db: Db;
+  deps: Deps;
+  stop(): Promise<void>;
+}
+
+export function createLogger(config: Config): Logger {
+  return pino({
+    level: config.logLevel,
+    base: { service: 'herald' },
+    redact: {
+      paths: ['req.headers.authorization', 'req.headers["unified-api-key"]', 'req.headers.cookie', '*.password', '*.token', '*.key'],
+      censor: '[REDACTED]',
+    },
+  });
+}
+
+export interface Runtime {
+  deps: Deps;
+  databaseUrl: string;
+  workers: Runner | null;
+  close(): Promise<void>;
+}
+
+/**
+ * Everything but HTTP: the database (embedded unless `DATABASE_URL` is set), migrations (Herald's and
+ * the queue's), delivery, the queue, and — when `withWorkers` — the queue workers.
+ */
+export async function openRuntime(config: Config, log: Logger, withWorkers: boolean): Promise<Runtime> {
+  let embedded: EmbeddedServer | null = null;
+  let url = config.databaseUrl;
+  if (!url) {
+    embedded = await startEmbeddedPostgres(path.join(config.dataDir, 'postgres'));
+    url = embedded.url;
+    log.info({ dataDir: config.dataDir }, 'embedded postgres started');
+  }
+  const db = createDb(url, config.poolMax);
+  try {
+    const applied = await migrateLatest(db);
+    if (applied.length) log.info({ applied }, 'migrations applied');
+    await migrateQueue(url, log);
+  } catch (err) {
+    await db.destroy();
+    await embedded?.stop();
+    throw err;
+  }
+  const queue = await createQueue(url, log);
+  const delivery = await createDelivery(config, db);
+  const deps: Deps = {
+    config,
+    db,
+    log,
+    throttle: new LoginThrottle(db),
+    keyUsage: new KeyUsage(db, log),
+    tokens: new TokenService(config.jwtSecret, config.jwtExpiresIn),
+    delivery,
+    queue,
+    quotas: new Quotas(db, config.quotas),
+  };
+  const workers = withWorkers ? await startWorkers(deps, url) : null;
+  return {
+    deps,
+    databaseUrl: url,
+    workers,
+    async close() {
+      // Running jobs finish first; then nothing is left to use the pool.
+      await workers?.stop();
+      await queue.close();
+      await deps.quotas.close();
+      await delivery.close();
+      await db.destroy();
+      await embedded?.stop();
+    },
+  };
+}
+
+/**
+ * Starts the whole service: the runtime and the HTTP server with both doors. `stop()` drains
+ * requests, then jobs, then closes the pool and the embedded server.
+ */
+export async function startHerald(config: Config, log: Logger = createLogger(config)): Promise<Herald> {
+  const runtime = await openRuntime(config, log, config.workers);
+  const { deps } = runtime;
+  const { app, close } = await createApp(deps);
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(config.port, config.host, () => resolve(s));
+    s.once('error', reject);
+  });
+  server.keepAliveTimeout = 65_000;
+  const { port } = server.address() as AddressInfo;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      // Refuse new connections, let in-flight requests finish, then drop idle keep-alive sockets.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const force = setTimeout(() => server.closeAllConnections(), 8_000);
+      await closed;
+      clearTimeout(force);
+      await close();
+      await runtime.close();
+    })());
+
+  return { url: `http://${host}:${port}`, db: deps.db, deps, stop };
+}

@@ -1,0 +1,131 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Herald } from '../src/server.js';
+import { client, isolatedDatabase, signupOrg, startTestHerald, TEST_CREDENTIALS_KEY, TEST_JWT_SECRET, type Client, type Org } from './helpers/herald.js';
+
+// Real worker processes (`npm run worker`) on a database of their own: two of them sharing one
+// campaign, and one killed with SIGKILL halfway and replaced.
+const RECIPIENTS = 5000;
+let db: { url: string; drop(): Promise<void> };
+let herald: Herald;
+let api: Client;
+const workers = new Set<ChildProcess>();
+
+function startWorker(latencyMs = 40, concurrency = 4): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+    env: {
+      ...process.env,
+      NODE_OPTIONS: '',
+      NODE_ENV: 'test',
+      DATABASE_URL: db.url,
+      DATA_DIR: mkdtempSync(path.join(tmpdir(), 'herald-worker-')),
+      JWT_SECRET: TEST_JWT_SECRET,
+      CREDENTIALS_KEY: TEST_CREDENTIALS_KEY,
+      LOG_LEVEL: 'silent',
+      WORKER_CONCURRENCY: String(concurrency),
+      SANDBOX_LATENCY_MS: String(latencyMs),
+      CAMPAIGN_LEASE_SECONDS: '2',
+    },
+    stdio: 'ignore',
+  });
+  workers.add(child);
+  child.once('exit', () => workers.delete(child));
+  return child;
+}
+
+const stopWorker = (child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM') =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill(signal);
+  });
+
+beforeAll(async () => {
+  db = await isolatedDatabase('workers');
+  herald = await startTestHerald({ DATABASE_URL: db.url, WORKERS: 'false', CAMPAIGN_INLINE_LIMIT: '10' });
+  api = client(herald.url);
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all([...workers].map((w) => stopWorker(w, 'SIGKILL')));
+  await herald.stop();
+  await db.drop();
+});
+
+async function launchBigCampaign(): Promise<{ org: Org; campaignId: string }> {
+  const org = await signupOrg(api);
+  await herald.db('organizations').where({ id: org.orgId }).update({ credits: 100_000 });
+  await herald.db.raw(
+    `INSERT INTO contacts (organization_id, name, phone)
+     SELECT ?, 'Contact ' || i, '+2547' || lpad((10000000 + i)::text, 8, '0') FROM generate_series(1, ?) AS i`,
+    [org.orgId, RECIPIENTS],
+  );
+  const created = await api.post('/campaigns', { name: 'Big', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'Once only' } } }, { token: org.token });
+  const launched = await api.post(`/campaigns/${created.body._id}/launch`, undefined, { token: org.token });
+  expect(launched.body.status).toBe('active');
+  return { org, campaignId: created.body._id };
+}
+
+async function waitForCompletion(org: Org, campaignId: string, ms = 90_000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const res = await api.get(`/campaigns/${campaignId}`, { token: org.token });
+    if (res.body.status === 'completed' || Date.now() > end) return res.body;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Every recipient of the campaign appears in exactly one log entry, and credits match what was logged. */
+async function expectExactlyOnce(org: Org, campaignId: string) {
+  const entries = await herald.db.raw(
+    `SELECT r->>'recipient' AS recipient, count(*)::int AS n
+     FROM message_logs, json_array_elements(recipients) AS r
+     WHERE organization_id = ? AND campaign_id = ?
+     GROUP BY 1`,
+    [org.orgId, campaignId],
+  );
+  expect(entries.rows.length).toBe(RECIPIENTS);
+  expect(entries.rows.filter((r: { n: number }) => r.n !== 1)).toEqual([]);
+  const [{ cost }] = (await herald.db.raw('SELECT coalesce(sum(cost), 0)::float AS cost FROM message_logs WHERE organization_id = ? AND campaign_id = ?', [org.orgId, campaignId])).rows;
+  expect(cost).toBe(RECIPIENTS);
+  const credits = (await api.get('/organizations/current', { token: org.token })).body.credits;
+  expect(credits).toBe(100_000 - RECIPIENTS);
+}
+
+test('two worker processes share one campaign of 5,000 recipients and send each exactly once', async () => {
+  const { org, campaignId } = await launchBigCampaign();
+  const a = startWorker();
+  const b = startWorker();
+  const done = await waitForCompletion(org, campaignId);
+  expect(done.status).toBe('completed');
+  expect(done.analytics).toMatchObject({ sent: RECIPIENTS, failed: 0 });
+  await expectExactlyOnce(org, campaignId);
+  const outbox = await herald.db('sandbox_outbox').where({ organization_id: org.orgId }).count({ n: '*' }).first();
+  expect(Number(outbox!.n)).toBe(RECIPIENTS);
+  await Promise.all([stopWorker(a), stopWorker(b)]);
+}, 120_000);
+
+test('kill -9 of the worker halfway: a new worker finishes, every recipient logged exactly once', async () => {
+  const { org, campaignId } = await launchBigCampaign();
+  // Five chunks of 1,000, one at a time, 500 ms each: about 2.5 s of sending to interrupt.
+  const victim = startWorker(500, 1);
+  // Wait until sending is under way, then kill at a random point of the run.
+  const start = Date.now();
+  for (;;) {
+    const [{ n }] = (await herald.db.raw(`SELECT count(*)::int AS n FROM campaign_recipients WHERE campaign_id = ? AND status = 'sent'`, [campaignId])).rows;
+    if (n > 0 || Date.now() - start > 30_000) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await new Promise((r) => setTimeout(r, 100 + Math.floor(Math.random() * 1200)));
+  const [{ n: sentBefore }] = (await herald.db.raw(`SELECT count(*)::int AS n FROM campaign_recipients WHERE campaign_id = ? AND status = 'sent'`, [campaignId])).rows;
+  await stopWorker(victim, 'SIGKILL');
+  expect(sentBefore).toBeLessThan(RECIPIENTS);
+  const successor = startWorker();
+  const done = await waitForCompletion(org, campaignId);
+  expect(done.status).toBe('completed');
+  expect(done.analytics).toMatchObject({ sent: RECIPIENTS, failed: 0 });
+  await expectExactlyOnce(org, campaignId);
+  await stopWorker(successor);
+}, 120_000);

@@ -1,0 +1,174 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A local SMS gateway speaking the contract in spec/providers.md: `POST /api/services/sendsms/`
+ * and `POST /api/services/sendbulk/` (at most 20 messages), answering `{ responses: [...] }`.
+ *
+ *   const gateway = await startSmsGatewayFake();            // gateway.url -> SMS_API_URL
+ *   gateway.setBehaviour({ kind: 'code', code: 1003 }, '254700000001');  // one number fails
+ *   gateway.setBehaviour({ kind: 'http', status: 500 });    // every call answers 500
+ *   gateway.calls                                           // every request, in arrival order
+ *   await gateway.stop();
+ *
+ * Per-number behaviours win over the global one. `code` fails just that message; the others
+ * (`http`, `malformed`, `drop`, `delay`) apply to the whole call as soon as one of its numbers has them.
+ */
+export type SmsBehaviour =
+  | { kind: 'success' }
+  /** The message is answered with this `response-code` (description defaults to the gateway's wording). */
+  | { kind: 'code'; code: number; description?: string }
+  /** The whole call answers this HTTP status. */
+  | { kind: 'http'; status: number; body?: string }
+  /** HTTP 200 with a body that is not the documented JSON. */
+  | { kind: 'malformed'; body?: string }
+  /** The connection is destroyed without an answer. */
+  | { kind: 'drop' }
+  /** Waits, then behaves as `then` (default success). */
+  | { kind: 'delay'; ms: number; then?: SmsBehaviour };
+
+export interface SmsCall {
+  path: string;
+  body: any;
+  headers: http.IncomingHttpHeaders;
+}
+
+export interface SmsGatewayFakeOptions {
+  /** Credentials the gateway accepts; any other pair gets response-code 1006. Unset: anything goes. */
+  apikey?: string;
+  partnerID?: string;
+  /** `networkid` in answers; `null` leaves it out (clients then fall back to the gateway host). */
+  networkId?: string | null;
+  /** Leave `clientsmsid` out of answers, as some deployments do. */
+  omitClientSmsId?: boolean;
+}
+
+export const SMS_DESCRIPTIONS: Record<number, string> = {
+  200: 'Success',
+  1001: 'Invalid sender id',
+  1002: 'Network not allowed',
+  1003: 'Invalid mobile number',
+  1004: 'Low bulk credits',
+  1005: 'Failed. System error',
+  1006: 'Invalid credentials',
+  1007: 'Failed. System error',
+  4090: 'Internal Error. Try again after 5 minutes',
+  4091: 'No Partner ID is Set',
+  4092: 'No API KEY Provided',
+  4093: 'Details Not Found',
+};
+
+export interface SmsGatewayFake {
+  url: string;
+  calls: SmsCall[];
+  /** Most requests the gateway held at once: shows a client's concurrency bound. */
+  readonly peakInFlight: number;
+  setBehaviour(behaviour: SmsBehaviour, mobile?: string): void;
+  /** Back to success everywhere, calls kept. */
+  reset(): void;
+  stop(): Promise<void>;
+}
+
+export async function startSmsGatewayFake(options: SmsGatewayFakeOptions = {}): Promise<SmsGatewayFake> {
+  const calls: SmsCall[] = [];
+  let globalBehaviour: SmsBehaviour = { kind: 'success' };
+  const perMobile = new Map<string, SmsBehaviour>();
+  const timers = new Set<NodeJS.Timeout>();
+  let nextId = 1;
+  let inFlight = 0;
+  let peakInFlight = 0;
+
+  const behaviourOf = (mobile: unknown) => perMobile.get(String(mobile)) ?? globalBehaviour;
+
+  function answer(res: http.ServerResponse, status: number, body: unknown) {
+    if (res.destroyed) return;
+    const text = typeof body === 'string' ? body : JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json' }).end(text);
+  }
+
+  function respond(res: http.ServerResponse, list: any[], behaviour: SmsBehaviour | undefined) {
+    if (behaviour?.kind === 'delay') {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        respond(res, list, behaviour.then ?? { kind: 'success' });
+      }, behaviour.ms);
+      timers.add(timer);
+      return;
+    }
+    if (behaviour?.kind === 'drop') return void res.socket?.destroy();
+    if (behaviour?.kind === 'http') return answer(res, behaviour.status, behaviour.body ?? { error: `HTTP ${behaviour.status}` });
+    if (behaviour?.kind === 'malformed') return answer(res, 200, behaviour.body ?? '<html>Bad gateway</html>');
+    const responses = list.map((sms) => {
+      const own = behaviourOf(sms.mobile);
+      const badCredentials =
+        (options.apikey !== undefined && sms.apikey !== options.apikey) || (options.partnerID !== undefined && String(sms.partnerID) !== options.partnerID);
+      const code = badCredentials ? 1006 : own.kind === 'code' ? own.code : 200;
+      const description = own.kind === 'code' && own.description ? own.description : (SMS_DESCRIPTIONS[code] ?? 'Error');
+      return {
+        'response-code': code,
+        'response-description': description,
+        mobile: sms.mobile,
+        ...(code === 200 ? { messageid: String(nextId++) } : {}),
+        ...(options.networkId === null ? {} : { networkid: options.networkId ?? '1' }),
+        ...(options.omitClientSmsId || sms.clientsmsid === undefined ? {} : { clientsmsid: sms.clientsmsid }),
+      };
+    });
+    answer(res, 200, { responses });
+  }
+
+  const server = http.createServer((req, res) => {
+    inFlight += 1;
+    peakInFlight = Math.max(peakInFlight, inFlight);
+    res.on('close', () => (inFlight -= 1));
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      let body: any;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        return answer(res, 400, { error: 'body is not JSON' });
+      }
+      const path = req.url ?? '';
+      calls.push({ path, body, headers: req.headers });
+      if (req.method !== 'POST') return answer(res, 405, { error: 'POST only' });
+      let list: any[];
+      if (path === '/api/services/sendsms/') {
+        list = [body];
+      } else if (path === '/api/services/sendbulk/') {
+        list = Array.isArray(body?.smslist) ? body.smslist : [];
+        // A real gateway rejects these outright; answering 400 makes a client bug visible in tests.
+        if (!list.length || list.length > 20 || body.count !== list.length) {
+          return answer(res, 400, { error: 'smslist must hold 1 to 20 messages and match count' });
+        }
+      } else {
+        return answer(res, 404, { error: 'not found' });
+      }
+      const callWide = list.map((sms) => behaviourOf(sms.mobile)).find((b) => b.kind !== 'success' && b.kind !== 'code');
+      respond(res, list, callWide);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    calls,
+    get peakInFlight() {
+      return peakInFlight;
+    },
+    setBehaviour(behaviour, mobile) {
+      if (mobile === undefined) globalBehaviour = behaviour;
+      else perMobile.set(mobile.replace(/^\+/, ''), behaviour);
+    },
+    reset() {
+      globalBehaviour = { kind: 'success' };
+      perMobile.clear();
+    },
+    async stop() {
+      for (const timer of timers) clearTimeout(timer);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

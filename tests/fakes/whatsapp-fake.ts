@@ -1,0 +1,161 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A local WhatsApp Cloud API (spec/providers.md): `POST /<phone_number_id>/messages` with a bearer
+ * token, answering the Graph API's success and `{ error: { message, type, code, ... } }` shapes.
+ *
+ *   const wa = await startWhatsAppFake({ token: 't', phoneNumberId: '1001' });  // wa.url -> WHATSAPP_API_URL
+ *   wa.setBehaviour({ kind: 'error', code: 131047 }, '254700000001');           // one number fails
+ *   wa.setBehaviour({ kind: 'http', status: 500 });                             // every call fails
+ *   wa.calls                                                                    // every request
+ *   await wa.stop();
+ *
+ * `url` includes a Graph version path (`/v21.0`), like the production base URL.
+ * A wrong token always answers 401 with code 190, a wrong phone number id 400 with code 100,
+ * whatever the behaviour. Per-number behaviours win over the global one.
+ */
+export type WhatsAppBehaviour =
+  | { kind: 'success' }
+  /** A Graph API error; status and message default to what the Cloud API answers for that code. */
+  | { kind: 'error'; code: number; status?: number; message?: string; subcode?: number }
+  /** This HTTP status with a plain body (no Graph error object). */
+  | { kind: 'http'; status: number; body?: string }
+  /** HTTP 200 with a body that is not the documented JSON. */
+  | { kind: 'malformed'; body?: string }
+  | { kind: 'drop' }
+  | { kind: 'delay'; ms: number; then?: WhatsAppBehaviour };
+
+export interface WhatsAppCall {
+  phoneNumberId: string;
+  authorization: string | undefined;
+  body: any;
+}
+
+export interface WhatsAppFakeOptions {
+  token?: string;
+  phoneNumberId?: string;
+}
+
+/** What the Cloud API answers for the codes Herald cares about. */
+export const WHATSAPP_ERRORS: Record<number, { status: number; type: string; message: string }> = {
+  190: { status: 401, type: 'OAuthException', message: 'Error validating access token: Session has expired' },
+  100: { status: 400, type: 'OAuthException', message: 'Invalid parameter' },
+  130429: { status: 400, type: 'OAuthException', message: '(#130429) Rate limit hit' },
+  131056: { status: 400, type: 'OAuthException', message: '(#131056) (Business Account, Consumer Account) pair rate limit hit' },
+  131047: { status: 400, type: 'OAuthException', message: '(#131047) Re-engagement message' },
+  131026: { status: 400, type: 'OAuthException', message: '(#131026) Message Undeliverable' },
+  131000: { status: 500, type: 'OAuthException', message: '(#131000) Something went wrong' },
+};
+
+export interface WhatsAppFake {
+  url: string;
+  token: string;
+  phoneNumberId: string;
+  calls: WhatsAppCall[];
+  setBehaviour(behaviour: WhatsAppBehaviour, to?: string): void;
+  reset(): void;
+  stop(): Promise<void>;
+}
+
+export async function startWhatsAppFake(options: WhatsAppFakeOptions = {}): Promise<WhatsAppFake> {
+  const token = options.token ?? 'test-whatsapp-token';
+  const phoneNumberId = options.phoneNumberId ?? '100200300';
+  const calls: WhatsAppCall[] = [];
+  let globalBehaviour: WhatsAppBehaviour = { kind: 'success' };
+  const perNumber = new Map<string, WhatsAppBehaviour>();
+  const timers = new Set<NodeJS.Timeout>();
+  let nextId = 1;
+
+  function send(res: http.ServerResponse, status: number, body: unknown) {
+    if (res.destroyed) return;
+    res.writeHead(status, { 'content-type': 'application/json' }).end(typeof body === 'string' ? body : JSON.stringify(body));
+  }
+
+  function graphError(res: http.ServerResponse, code: number, status?: number, message?: string, subcode?: number) {
+    const known = WHATSAPP_ERRORS[code] ?? { status: 400, type: 'OAuthException', message: `(#${code}) Error` };
+    send(res, status ?? known.status, {
+      error: {
+        message: message ?? known.message,
+        type: known.type,
+        code,
+        ...(subcode === undefined ? {} : { error_subcode: subcode }),
+        fbtrace_id: `trace${nextId++}`,
+      },
+    });
+  }
+
+  function respond(res: http.ServerResponse, body: any, behaviour: WhatsAppBehaviour) {
+    switch (behaviour.kind) {
+      case 'delay': {
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          respond(res, body, behaviour.then ?? { kind: 'success' });
+        }, behaviour.ms);
+        timers.add(timer);
+        return;
+      }
+      case 'drop':
+        return void res.socket?.destroy();
+      case 'http':
+        return send(res, behaviour.status, behaviour.body ?? `HTTP ${behaviour.status}`);
+      case 'malformed':
+        return send(res, 200, behaviour.body ?? '{"messaging_product":"whatsapp"');
+      case 'error':
+        return graphError(res, behaviour.code, behaviour.status, behaviour.message, behaviour.subcode);
+      case 'success':
+        return send(res, 200, {
+          messaging_product: 'whatsapp',
+          contacts: [{ input: body.to, wa_id: body.to }],
+          messages: [{ id: `wamid.fake${nextId++}` }],
+        });
+    }
+  }
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      // The base URL carries a pinned Graph version, as in production.
+      const match = /^\/v\d+\.\d+\/([^/]+)\/messages$/.exec(req.url ?? '');
+      let body: any;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        return graphError(res, 100, 400, 'Request body is not JSON');
+      }
+      calls.push({ phoneNumberId: match ? decodeURIComponent(match[1]) : '', authorization: req.headers.authorization, body });
+      if (req.method !== 'POST' || !match) return graphError(res, 100, 400, 'Unknown path components');
+      if (req.headers.authorization !== `Bearer ${token}`) return graphError(res, 190);
+      if (decodeURIComponent(match[1]) !== phoneNumberId) {
+        return graphError(res, 100, 400, `Unsupported post request. Object with ID '${match[1]}' does not exist`, 33);
+      }
+      const valid =
+        body?.messaging_product === 'whatsapp' && body.type === 'text' && typeof body.text?.body === 'string' && /^\d{6,15}$/.test(String(body.to));
+      if (!valid) return graphError(res, 100, 400, 'Invalid parameter');
+      respond(res, body, perNumber.get(String(body.to)) ?? globalBehaviour);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}/v21.0`,
+    token,
+    phoneNumberId,
+    calls,
+    setBehaviour(behaviour, to) {
+      if (to === undefined) globalBehaviour = behaviour;
+      else perNumber.set(to.replace(/^\+/, ''), behaviour);
+    },
+    reset() {
+      globalBehaviour = { kind: 'success' };
+      perNumber.clear();
+    },
+    async stop() {
+      for (const timer of timers) clearTimeout(timer);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,155 @@
+import fc from 'fast-check';
+import type { Herald } from '../src/server.js';
+import { client, createApiKey, signupOrg, startTestHerald, type Client, type Org } from './helpers/herald.js';
+
+// Property: whatever a client sends to any write endpoint, path or query, over REST or GraphQL,
+// Herald answers without a 5xx, and every REST error has the documented shape.
+let herald: Herald;
+let api: Client;
+let org: Org;
+let key: string;
+const ids: Record<string, string> = {};
+let requests = 0;
+const fiveHundreds: string[] = [];
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
+
+beforeAll(async () => {
+  herald = await startTestHerald();
+  api = client(herald.url);
+  org = await signupOrg(api);
+  await herald.db('organizations').where({ id: org.orgId }).update({ credits: 1_000_000 });
+  key = (await createApiKey(api, org, 'admin')).key;
+  ids.group = (await api.post('/groups', { name: 'Fuzz', color: 'bg-red-500' }, { token: org.token })).body._id;
+  ids.contact = (await api.post('/contacts', { name: 'Fuzz', phone: '0712345678' }, { token: org.token })).body._id;
+  ids.campaign = (await api.post('/campaigns', { name: 'Fuzz', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'x' } } }, { token: org.token })).body._id;
+  ids.user = org.user._id;
+});
+afterAll(async () => {
+  console.log(`fuzz: ${requests} generated requests, ${fiveHundreds.length} answers of 5xx`);
+  await herald.stop();
+});
+
+const FIELDS = [
+  'name', 'email', 'phone', 'countryCode', 'organization', 'tags', 'groups', 'description', 'color', 'type', 'to', 'message',
+  'subject', 'attachments', 'channels', 'recipients', 'messages', 'scheduleDate', 'firstName', 'lastName', 'password',
+  'oldPassword', 'newPassword', 'phoneNumber', 'role', 'companyName', 'sector', 'country', 'isActive', 'credits', '_id',
+  '__proto__', 'constructor', 'prototype', 'sms_apiKey', 'email_host', 'email_port', 'email_from', 'contacts', 'manual', 'content',
+];
+
+const weirdString = fc.oneof(
+  fc.string(),
+  fc.string({ unit: 'grapheme', maxLength: 50 }),
+  fc.constantFrom('', ' ', 'null', '0712345678', '+254712345678', 'a@b.co', 'all', 'sms', 'email', 'whatsapp', 'admin', '2026-01-05T09:30:00.000Z', "'; DROP TABLE contacts; --", '\u0000', '💥'.repeat(100), 'x'.repeat(5000), '../../etc/passwd', '%00', '{{7*7}}'),
+  fc.uuid(),
+);
+const leaf = fc.oneof(weirdString, fc.integer(), fc.double(), fc.boolean(), fc.constant(null));
+const value = fc.letrec((tie) => ({
+  v: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, fc.array(tie('v'), { maxLength: 5 }), fc.dictionary(fc.constantFrom(...FIELDS, 'subject', 'content', 'x'), tie('v'), { maxKeys: 4 })),
+})).v;
+const body = fc.oneof(
+  fc.dictionary(fc.constantFrom(...FIELDS), value, { maxKeys: 8 }),
+  value,
+  fc.constantFrom('{"a":', '[1,2', 'null', '"str"', '{"__proto__":{"polluted":true}}', '{"constructor":{"prototype":{"polluted":true}}}', '[]'),
+);
+const pathId = fc.oneof(fc.uuid(), weirdString.map((s) => encodeURIComponent(s)), fc.constantFrom('me', 'current', '0', '-1', '%2e%2e', ids.contact ?? 'x'));
+
+const WRITES: [string, (id: string) => string][] = [
+  ['POST', () => '/auth/signup'],
+  ['POST', () => '/auth/login'],
+  ['POST', () => '/users'],
+  ['PUT', (id) => `/users/${id}`],
+  ['PUT', (id) => `/users/${id}/password`],
+  ['PUT', () => '/organizations/current/credentials'],
+  ['POST', () => '/api-keys'],
+  ['POST', () => '/contacts'],
+  ['PUT', (id) => `/contacts/${id}`],
+  ['POST', () => '/groups'],
+  ['PUT', (id) => `/groups/${id}`],
+  ['POST', () => '/campaigns'],
+  ['PUT', (id) => `/campaigns/${id}`],
+  ['POST', (id) => `/campaigns/${id}/launch`],
+  ['POST', (id) => `/campaigns/${id}/cancel`],
+  ['POST', () => '/notifications/send'],
+  ['POST', () => '/notifications/send-to-all'],
+];
+
+function checkShape(status: number, payload: any, label: string) {
+  requests++;
+  if (status >= 500) fiveHundreds.push(`${label} -> ${status} ${JSON.stringify(payload).slice(0, 200)}`);
+  if (status >= 400) {
+    expect(payload).toMatchObject({ statusCode: status, message: expect.any(String), error: expect.any(String) });
+    expect(Object.keys(payload).every((k) => ['statusCode', 'message', 'error', 'details'].includes(k))).toBe(true);
+    expect(JSON.stringify(payload)).not.toMatch(/at .+\.(ts|js):\d+|SELECT |INSERT |violates/);
+  }
+}
+
+test('write endpoints: random bodies and path ids never give a 5xx', async () => {
+  await fc.assert(
+    fc.asyncProperty(fc.constantFrom(...WRITES), body, pathId, fc.boolean(), async ([method, path], payload, id, useKey) => {
+      const p = path(id === 'x' ? ids.contact! : id);
+      const raw = typeof payload === 'string' && (payload.startsWith('{') || payload.startsWith('[') || payload === 'null' || payload.startsWith('"'));
+      const res = await api.raw(method, p, raw ? payload : JSON.stringify(payload ?? null), useKey ? { apiKey: key } : { token: org.token });
+      checkShape(res.status, res.body, `${method} ${p}`);
+      return res.status < 500;
+    }),
+    { numRuns: RUNS * WRITES.length, seed: Number(process.env.FUZZ_SEED ?? 20261123) },
+  );
+  expect(fiveHundreds).toEqual([]);
+}, 240_000);
+
+test('path and query parameters of every read endpoint never give a 5xx', async () => {
+  const reads = ['/users', '/users/', '/contacts', '/contacts/', '/groups', '/groups/', '/campaigns', '/campaigns/', '/message-logs', '/message-logs/', '/api-keys', '/sandbox/outbox'];
+  const query = fc.dictionary(fc.constantFrom('limit', 'cursor', 'group', 'tag', 'search', 'channel', 'status', 'dateFrom', 'dateTo', 'campaignId', 'recipient', 'apikey', 'x'), weirdString, { maxKeys: 4 });
+  await fc.assert(
+    fc.asyncProperty(fc.constantFrom(...reads), pathId, query, async (base, id, q) => {
+      const params = new URLSearchParams(q as Record<string, string>).toString();
+      const p = `${base.endsWith('/') ? base + id : base}${params ? `?${params}` : ''}`;
+      const res = await api.get(p, { token: org.token });
+      checkShape(res.status, res.body, `GET ${p}`);
+      return res.status < 500;
+    }),
+    { numRuns: RUNS * 6, seed: Number(process.env.FUZZ_SEED ?? 20261123) },
+  );
+  expect(fiveHundreds).toEqual([]);
+}, 240_000);
+
+test('GraphQL mutations with random variables never give a 5xx', async () => {
+  const mutations = [
+    'mutation($i: CreateContactInput!) { createContact(input: $i) { _id } }',
+    'mutation($id: ID!, $i: UpdateContactInput!) { updateContact(id: $id, input: $i) { _id } }',
+    'mutation($i: CreateGroupInput!) { createGroup(input: $i) { _id } }',
+    'mutation($i: CreateCampaignInput!) { createCampaign(input: $i) { _id } }',
+    'mutation($i: SendNotificationInput!) { sendNotification(input: $i) { status } }',
+    'mutation($i: SignupInput!) { signup(input: $i) { token } }',
+    'mutation($i: CredentialsInput!) { updateCredentials(input: $i) { _id } }',
+    'mutation($id: ID!) { launchCampaign(id: $id) { status } }',
+    'query($f: Int, $a: String) { contacts(first: $f, after: $a) { totalCount } }',
+  ];
+  await fc.assert(
+    fc.asyncProperty(fc.constantFrom(...mutations), fc.dictionary(fc.constantFrom('i', 'id', 'f', 'a'), value, { maxKeys: 3 }), async (query, variables) => {
+      const res = await api.gql(query, variables as Record<string, unknown>, { token: org.token });
+      requests++;
+      const serverErrors = (res.body.errors ?? []).filter((e: any) => (e.extensions?.statusCode ?? 500) >= 500);
+      if (res.status >= 500 || serverErrors.length) fiveHundreds.push(`${query.slice(0, 40)} -> ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+      return res.status < 500 && serverErrors.length === 0;
+    }),
+    { numRuns: RUNS * 3, seed: Number(process.env.FUZZ_SEED ?? 20261123) },
+  );
+  expect(fiveHundreds).toEqual([]);
+}, 240_000);
+
+test('hostile JSON: deep nesting, huge bodies and prototype pollution are refused cleanly', async () => {
+  const deep = '['.repeat(5000) + ']'.repeat(5000);
+  for (const raw of [deep, `{"name":${deep}}`, '{"__proto__":{"isAdmin":true},"name":"x","phone":"0712345678"}']) {
+    const res = await api.raw('POST', '/contacts', raw, { token: org.token });
+    checkShape(res.status, res.body, 'hostile');
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(res.status).toBeLessThan(500);
+  }
+  expect(({} as Record<string, unknown>).isAdmin).toBeUndefined();
+  expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  const huge = await api.raw('POST', '/contacts', JSON.stringify({ name: 'x', tags: ['y'.repeat(16 * 1024 * 1024)] }), { token: org.token });
+  expect(huge.status).toBe(413);
+  expect(huge.body).toEqual({ statusCode: 413, message: 'Request body is too large', error: 'Payload Too Large' });
+});

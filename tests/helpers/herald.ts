@@ -1,0 +1,165 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../../src/config/config.js';
+import { createLogger, startHerald, type Herald } from '../../src/server.js';
+
+export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
+export const TEST_CREDENTIALS_KEY = '0'.repeat(64);
+
+/** A real Herald on an ephemeral port, on the test run's database. */
+export async function startTestHerald(env: Record<string, string> = {}): Promise<Herald> {
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATABASE_URL: process.env.HERALD_TEST_DATABASE_URL,
+    DATA_DIR: mkdtempSync(path.join(tmpdir(), 'herald-test-data-')),
+    JWT_SECRET: TEST_JWT_SECRET,
+    CREDENTIALS_KEY: TEST_CREDENTIALS_KEY,
+    BCRYPT_ROUNDS: '4',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...env,
+  });
+  return startHerald(config, createLogger(config));
+}
+
+export interface Reply<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export type Credential = { token: string } | { apiKey: string } | { queryKey: string } | { headers: Record<string, string> } | undefined;
+
+function credentialHeaders(cred: Credential): Record<string, string> {
+  if (!cred) return {};
+  if ('token' in cred) return { authorization: `Bearer ${cred.token}` };
+  if ('apiKey' in cred) return { 'unified-api-key': cred.apiKey };
+  if ('headers' in cred) return cred.headers;
+  return {};
+}
+
+/** A small HTTP client for the REST door. */
+export function client(baseUrl: string) {
+  async function call<T = any>(method: string, p: string, body?: unknown, cred?: Credential, extra: Record<string, string> = {}): Promise<Reply<T>> {
+    let url = baseUrl + p;
+    if (cred && 'queryKey' in cred) url += `${p.includes('?') ? '&' : '?'}apikey=${encodeURIComponent(cred.queryKey)}`;
+    const res = await fetch(url, {
+      method,
+      headers: {
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...credentialHeaders(cred),
+        ...extra,
+      },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* not JSON: keep the text */
+    }
+    return { status: res.status, headers: res.headers, body: parsed as T };
+  }
+  return {
+    get: <T = any>(p: string, cred?: Credential, extra?: Record<string, string>) => call<T>('GET', p, undefined, cred, extra),
+    post: <T = any>(p: string, body?: unknown, cred?: Credential, extra?: Record<string, string>) => call<T>('POST', p, body ?? {}, cred, extra),
+    put: <T = any>(p: string, body?: unknown, cred?: Credential, extra?: Record<string, string>) => call<T>('PUT', p, body, cred, extra),
+    delete: <T = any>(p: string, cred?: Credential, extra?: Record<string, string>) => call<T>('DELETE', p, undefined, cred, extra),
+    /** POST /graphql; returns the whole GraphQL response as `body`. */
+    gql: <T = any>(query: string, variables?: Record<string, unknown>, cred?: Credential) =>
+      call<{ data?: T; errors?: any[] }>('POST', '/graphql', { query, variables }, cred),
+    raw: call,
+  };
+}
+
+export type Client = ReturnType<typeof client>;
+
+export const uniqueEmail = (label = 'user') => `${label}.${randomBytes(5).toString('hex')}@example.com`;
+
+export function signupBody(overrides: Record<string, unknown> = {}) {
+  return {
+    firstName: 'Ada',
+    lastName: 'Lovelace',
+    email: uniqueEmail('admin'),
+    password: 'correct horse battery',
+    countryCode: '+254',
+    phoneNumber: '712345678',
+    companyName: `Acme ${randomUUID().slice(0, 8)}`,
+    sector: 'Technology',
+    country: 'KE',
+    ...overrides,
+  };
+}
+
+export interface Org {
+  token: string;
+  user: any;
+  orgId: string;
+  email: string;
+  password: string;
+}
+
+/** Signs up a fresh organization and returns its admin's token. */
+export async function signupOrg(api: Client, overrides: Record<string, unknown> = {}): Promise<Org> {
+  const body = signupBody(overrides);
+  const res = await api.post('/auth/signup', body);
+  if (res.status !== 201) throw new Error(`signup failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return { token: res.body.token, user: res.body.user, orgId: res.body.user.organization, email: body.email, password: body.password };
+}
+
+/** Creates a user in the admin's organization and logs them in. */
+export async function addUser(api: Client, admin: Org, role: 'admin' | 'user' = 'user') {
+  const email = uniqueEmail(role);
+  const password = 'another good password';
+  const created = await api.post(
+    '/users',
+    { firstName: 'Grace', lastName: 'Hopper', email, password, countryCode: '+254', phoneNumber: '700000001', role },
+    { token: admin.token },
+  );
+  if (created.status !== 201) throw new Error(`create user failed: ${created.status} ${JSON.stringify(created.body)}`);
+  const login = await api.post('/auth/login', { email, password });
+  return { token: login.body.token as string, user: created.body, email, password };
+}
+
+export async function createApiKey(api: Client, admin: Org, role: 'admin' | 'user' = 'user') {
+  const res = await api.post('/api-keys', { name: `key ${role}`, role }, { token: admin.token });
+  if (res.status !== 201) throw new Error(`create key failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return { key: res.body.key as string, apiKey: res.body.apiKey };
+}
+
+export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * A database of its own for tests that start their own worker processes, so that the workers of
+ * other test files running at the same time can not take their jobs.
+ */
+export async function isolatedDatabase(label: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const { default: pg } = await import('pg');
+  const { execFileSync } = await import('node:child_process');
+  const base = new URL(process.env.HERALD_TEST_DATABASE_URL!);
+  const admin = new URL(base);
+  admin.pathname = '/postgres';
+  const name = `${base.pathname.slice(1)}_${label}`;
+  const run = async (sql: string) => {
+    const c = new pg.Client({ connectionString: admin.toString() });
+    await c.connect();
+    try {
+      await c.query(sql);
+    } finally {
+      await c.end();
+    }
+  };
+  await run(`CREATE DATABASE "${name}"`);
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  execFileSync(process.execPath, ['--import', 'tsx', 'src/db/migrate-cli.ts'], {
+    env: { ...process.env, DATABASE_URL: url.toString(), NODE_OPTIONS: '', DATA_DIR: mkdtempSync(path.join(tmpdir(), 'herald-test-data-')) },
+    stdio: 'pipe',
+  });
+  return { url: url.toString(), drop: () => run(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+}

@@ -1,0 +1,357 @@
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Herald } from '../src/server.js';
+import { addUser, client, createApiKey, ISO_MS, signupOrg, startTestHerald, UUID_RE, type Client, type Org, type Reply } from './helpers/herald.js';
+
+let herald: Herald;
+let api: Client;
+
+beforeAll(async () => {
+  herald = await startTestHerald();
+  api = client(herald.url);
+});
+afterAll(() => herald.stop());
+
+const ORG_KEYS = ['_id', 'country', 'createdAt', 'credentials', 'credits', 'emailFromName', 'name', 'sector', 'updatedAt'];
+const CREDENTIAL_KEYS = [
+  'email_from',
+  'email_host',
+  'email_pass',
+  'email_port',
+  'email_user',
+  'sms_apiKey',
+  'sms_apiUrl',
+  'sms_partnerID',
+  'sms_shortCode',
+  'whatsapp_phone_number_id',
+];
+const ERROR_KEYS = ['error', 'message', 'statusCode'];
+const sorted = (o: object) => Object.keys(o).sort();
+
+function expectError(res: Reply, status: number, message?: string | RegExp) {
+  expect(res.status).toBe(status);
+  expect(sorted(res.body)).toEqual(ERROR_KEYS);
+  expect(res.body.statusCode).toBe(status);
+  expect(res.body.error).toBe(STATUS_CODES[status]);
+  expect(typeof res.body.message).toBe('string');
+  if (typeof message === 'string') expect(res.body.message).toBe(message);
+  else if (message) expect(res.body.message).toMatch(message);
+}
+
+function expectValidation(res: Reply, fields: string[]) {
+  expect(res.status).toBe(400);
+  expect(sorted(res.body)).toEqual(['details', ...ERROR_KEYS].sort());
+  expect(res.body.statusCode).toBe(400);
+  expect(res.body.error).toBe('Bad Request');
+  const details = res.body.details as { field: string; message: string }[];
+  for (const d of details) {
+    expect(sorted(d)).toEqual(['field', 'message']);
+    expect(d.message.startsWith(d.field)).toBe(true);
+  }
+  expect([...new Set(details.map((d) => d.field))].sort()).toEqual([...fields].sort());
+  expect(res.body.message).toBe(details.map((d) => d.message).join('; '));
+}
+
+function expectGqlError(res: Reply, statusCode: number, code: string, message?: string) {
+  expect(Array.isArray(res.body.errors)).toBe(true);
+  const [err] = res.body.errors;
+  expect(err.extensions.statusCode).toBe(statusCode);
+  expect(err.extensions.code).toBe(code);
+  if (message) expect(err.message).toBe(message);
+}
+
+function expectOrganization(body: any) {
+  expect(sorted(body)).toEqual(ORG_KEYS);
+  expect(body._id).toMatch(UUID_RE);
+  expect(body.createdAt).toMatch(ISO_MS);
+  expect(body.updatedAt).toMatch(ISO_MS);
+  expect(sorted(body.credentials)).toEqual(CREDENTIAL_KEYS);
+  expect(JSON.stringify(body)).not.toContain('whatsapp_access_token');
+}
+
+const putCreds = (org: { token: string }, body: unknown) => api.put('/organizations/current/credentials', body, { token: org.token });
+
+/* ------------------------------------------------------------------------------------------ */
+
+describe('GET /organizations/current', () => {
+  test('a new organization: documented fields, 100 credits, no email sender name, empty credentials', async () => {
+    const companyName = `Herald Test ${randomUUID().slice(0, 8)}`;
+    const org = await signupOrg(api, { companyName, sector: 'Finance', country: 'Kenya' });
+    const res = await api.get('/organizations/current', { token: org.token });
+    expect(res.status).toBe(200);
+    expectOrganization(res.body);
+    expect(res.body).toMatchObject({ _id: org.orgId, name: companyName, sector: 'Finance', country: 'Kenya', credits: 100, emailFromName: null });
+    expect(typeof res.body.credentials.sms_apiUrl).toBe('string');
+    expect(res.body.credentials.sms_apiUrl.length).toBeGreaterThan(0);
+    for (const key of CREDENTIAL_KEYS.filter((k) => k !== 'sms_apiUrl')) expect(res.body.credentials[key]).toBeNull();
+  });
+
+  test('the user role may read it; API keys may not; no credential is 401', async () => {
+    const org = await signupOrg(api);
+    const member = await addUser(api, org);
+    const res = await api.get('/organizations/current', { token: member.token });
+    expect(res.status).toBe(200);
+    expectOrganization(res.body);
+    expect(res.body._id).toBe(org.orgId);
+    for (const role of ['admin', 'user'] as const) {
+      const { key } = await createApiKey(api, org, role);
+      expectError(await api.get('/organizations/current', { apiKey: key }), 403, 'Insufficient permissions');
+    }
+    expectError(await api.get('/organizations/current'), 401);
+  });
+
+  test('each caller sees their own organization', async () => {
+    const a = await signupOrg(api);
+    const b = await signupOrg(api);
+    expect((await api.get('/organizations/current', { token: a.token })).body._id).toBe(a.orgId);
+    expect((await api.get('/organizations/current', { token: b.token })).body._id).toBe(b.orgId);
+  });
+
+  test('GraphQL organization', async () => {
+    const org = await signupOrg(api, { sector: 'Retail', country: 'KE' });
+    const member = await addUser(api, org);
+    const q = `{ organization { _id name sector country credits emailFromName createdAt updatedAt credentials {
+      sms_apiUrl sms_apiKey sms_partnerID sms_shortCode email_host email_port email_user email_pass email_from whatsapp_phone_number_id } } }`;
+    for (const token of [org.token, member.token]) {
+      const res = await api.gql(q, undefined, { token });
+      expect(res.body.errors).toBeUndefined();
+      const o = res.body.data.organization;
+      expect(o).toMatchObject({ _id: org.orgId, sector: 'Retail', country: 'KE', credits: 100, emailFromName: null });
+      expect(sorted(o.credentials)).toEqual(CREDENTIAL_KEYS);
+      expect(o.createdAt).toMatch(ISO_MS);
+    }
+    const noToken = await api.gql(`{ organization { credentials { whatsapp_access_token } } }`, undefined, { token: org.token });
+    expectGqlError(noToken, 400, 'GRAPHQL_VALIDATION_FAILED');
+    const { key } = await createApiKey(api, org, 'admin');
+    expectGqlError(await api.gql(q, undefined, { apiKey: key }), 403, 'FORBIDDEN', 'Insufficient permissions');
+  });
+});
+
+/* ------------------------------------------------------------------------------------------ */
+
+describe('PUT /organizations/current/credentials', () => {
+  test('partial updates keep the other fields; secrets are masked; the WhatsApp token is never returned', async () => {
+    const org = await signupOrg(api);
+    const first = await putCreds(org, { sms_apiKey: 'sk_live_abcdefgh9731', sms_partnerID: '4821', sms_shortCode: 'HERALD' });
+    expect(first.status).toBe(200);
+    expectOrganization(first.body);
+    expect(first.body._id).toBe(org.orgId);
+    expect(first.body.credentials).toMatchObject({
+      sms_apiKey: '****9731',
+      sms_partnerID: '4821',
+      sms_shortCode: 'HERALD',
+      email_host: null,
+      email_pass: null,
+      whatsapp_phone_number_id: null,
+    });
+
+    const second = await putCreds(org, {
+      email_host: 'smtp.example.com',
+      email_port: '587',
+      email_user: 'mailer@example.com',
+      email_pass: 'correct-horse-pass-5512',
+      email_from: 'noreply@example.com',
+    });
+    expect(second.status).toBe(200);
+    expectOrganization(second.body);
+    expect(second.body.credentials).toMatchObject({
+      sms_apiKey: '****9731',
+      sms_partnerID: '4821',
+      sms_shortCode: 'HERALD',
+      email_host: 'smtp.example.com',
+      email_port: '587',
+      email_user: 'mailer@example.com',
+      email_pass: '****5512',
+      email_from: 'noreply@example.com',
+    });
+
+    const third = await putCreds(org, { whatsapp_access_token: 'EAAG-whatsapp-token-secret-7788', whatsapp_phone_number_id: '109876543210' });
+    expect(third.status).toBe(200);
+    expectOrganization(third.body);
+    expect(third.body.credentials.whatsapp_phone_number_id).toBe('109876543210');
+    expect(JSON.stringify(third.body)).not.toContain('EAAG-whatsapp-token-secret-7788');
+
+    // Replacing one secret keeps the other.
+    const fourth = await putCreds(org, { sms_apiKey: 'sk_live_zyxwvuts0042' });
+    expect(fourth.body.credentials).toMatchObject({ sms_apiKey: '****0042', email_pass: '****5512', email_host: 'smtp.example.com' });
+
+    const read = await api.get('/organizations/current', { token: org.token });
+    expect(read.status).toBe(200);
+    expectOrganization(read.body);
+    expect(read.body.credentials).toEqual({ ...fourth.body.credentials });
+    expect(read.body.credentials).toMatchObject({
+      sms_apiKey: '****0042',
+      sms_partnerID: '4821',
+      sms_shortCode: 'HERALD',
+      email_host: 'smtp.example.com',
+      email_port: '587',
+      email_user: 'mailer@example.com',
+      email_pass: '****5512',
+      email_from: 'noreply@example.com',
+      whatsapp_phone_number_id: '109876543210',
+    });
+    const text = JSON.stringify(read.body);
+    for (const secret of ['sk_live_zyxwvuts0042', 'correct-horse-pass-5512', 'EAAG-whatsapp-token-secret-7788']) expect(text).not.toContain(secret);
+    // Other organization fields are untouched.
+    expect(read.body).toMatchObject({ credits: 100, emailFromName: null });
+    expect(Date.parse(read.body.updatedAt)).toBeGreaterThanOrEqual(Date.parse(read.body.createdAt));
+  });
+
+  test('secrets are stored encrypted', async () => {
+    const org = await signupOrg(api);
+    const secrets = {
+      sms_apiKey: `smskey-${randomUUID()}`,
+      email_pass: `mailpass-${randomUUID()}`,
+      whatsapp_access_token: `watoken-${randomUUID()}`,
+    };
+    const res = await putCreds(org, { ...secrets, email_user: 'plain-user-name@example.com', sms_partnerID: '99881' });
+    expect(res.status).toBe(200);
+    const row = await herald.db('organizations').where({ id: org.orgId }).first('credentials');
+    expect(row).toBeDefined();
+    const stored = row.credentials;
+    expect(Buffer.isBuffer(stored)).toBe(true);
+    expect(stored.length).toBeGreaterThan(0);
+    const forms = (s: string) => [s, Buffer.from(s).toString('base64'), Buffer.from(s).toString('hex')];
+    const asText = [stored.toString('utf8'), stored.toString('latin1'), stored.toString('base64'), stored.toString('hex')];
+    for (const secret of [...Object.values(secrets), 'plain-user-name@example.com']) {
+      expect(stored.includes(Buffer.from(secret, 'utf8'))).toBe(false);
+      for (const form of forms(secret)) for (const t of asText) expect(t).not.toContain(form);
+    }
+    // The whole column is opaque: no JSON structure in the clear either.
+    expect(stored.toString('latin1')).not.toContain('sms_apiKey');
+    expect(stored.toString('latin1')).not.toContain('email_pass');
+    // And it still reads back correctly through the API.
+    const read = await api.get('/organizations/current', { token: org.token });
+    expect(read.body.credentials).toMatchObject({
+      sms_apiKey: `****${secrets.sms_apiKey.slice(-4)}`,
+      email_pass: `****${secrets.email_pass.slice(-4)}`,
+      email_user: 'plain-user-name@example.com',
+      sms_partnerID: '99881',
+    });
+  });
+
+  test('sms_apiUrl and other unlisted fields are 400 and change nothing', async () => {
+    const org = await signupOrg(api);
+    const before = (await api.get('/organizations/current', { token: org.token })).body;
+    expectValidation(await putCreds(org, { sms_apiUrl: 'https://evil.example.com' }), ['sms_apiUrl']);
+    expectValidation(await putCreds(org, { sms_apiKey: 'sk_live_shouldnotstick1', sms_apiUrl: 'https://evil.example.com' }), ['sms_apiUrl']);
+    expectValidation(await putCreds(org, { credits: 1_000_000 }), ['credits']);
+    expectValidation(await putCreds(org, { name: 'Renamed' }), ['name']);
+    expectValidation(await putCreds(org, { email_port: 'smtp', email_from: 'not-an-email', sms_partnerID: 12 }), [
+      'email_port',
+      'email_from',
+      'sms_partnerID',
+    ]);
+    expectValidation(await putCreds(org, { email_port: '70000' }), ['email_port']);
+    const after = (await api.get('/organizations/current', { token: org.token })).body;
+    expect(after).toEqual(before);
+    expect(after.credentials.sms_apiUrl).not.toBe('https://evil.example.com');
+    expect(after.credits).toBe(100);
+  });
+
+  test('the user role and API keys are 403, and nothing changes', async () => {
+    const org = await signupOrg(api);
+    const member = await addUser(api, org);
+    expectError(await putCreds(member, { sms_apiKey: 'sk_user_attempt_1234' }), 403, 'Insufficient permissions');
+    for (const role of ['admin', 'user'] as const) {
+      const { key } = await createApiKey(api, org, role);
+      expectError(await api.put('/organizations/current/credentials', { sms_apiKey: 'sk_key_attempt_5678' }, { apiKey: key }), 403, 'Insufficient permissions');
+    }
+    expectError(await api.put('/organizations/current/credentials', { sms_apiKey: 'sk_anon_attempt_9999' }), 401);
+    const read = await api.get('/organizations/current', { token: org.token });
+    expect(read.body.credentials.sms_apiKey).toBeNull();
+  });
+
+  test("one organization's credentials do not touch another's", async () => {
+    const a = await signupOrg(api);
+    const b = await signupOrg(api);
+    await putCreds(a, { email_host: 'smtp.a.example.com', email_pass: 'a-password-aaaa' });
+    await putCreds(b, { email_host: 'smtp.b.example.com' });
+    const readA = (await api.get('/organizations/current', { token: a.token })).body;
+    const readB = (await api.get('/organizations/current', { token: b.token })).body;
+    expect(readA.credentials).toMatchObject({ email_host: 'smtp.a.example.com', email_pass: '****aaaa' });
+    expect(readB.credentials).toMatchObject({ email_host: 'smtp.b.example.com', email_pass: null });
+  });
+
+  test.each(['127.0.0.1', 'localhost', '10.1.2.3', '192.168.1.10'])('email_host %s is accepted by default', async (host) => {
+    const org = await signupOrg(api);
+    const res = await putCreds(org, { email_host: host });
+    expect(res.status).toBe(200);
+    expect(res.body.credentials.email_host).toBe(host);
+  });
+
+  test('GraphQL updateCredentials', async () => {
+    const org = await signupOrg(api);
+    const m = `mutation($input: CredentialsInput!) { updateCredentials(input: $input) { _id credentials {
+      sms_apiUrl sms_apiKey sms_partnerID email_host email_pass whatsapp_phone_number_id } } }`;
+    const res = await api.gql(
+      m,
+      { input: { sms_apiKey: 'graphql-sms-key-3141', email_pass: 'graphql-mail-pass-2718', whatsapp_access_token: 'graphql-wa-token-1618' } },
+      { token: org.token },
+    );
+    expect(res.body.errors).toBeUndefined();
+    expect(res.body.data.updateCredentials._id).toBe(org.orgId);
+    expect(res.body.data.updateCredentials.credentials).toMatchObject({ sms_apiKey: '****3141', email_pass: '****2718', sms_partnerID: null });
+    expect(JSON.stringify(res.body)).not.toContain('graphql-wa-token-1618');
+
+    const partial = await api.gql(m, { input: { sms_partnerID: '777' } }, { token: org.token });
+    expect(partial.body.data.updateCredentials.credentials).toMatchObject({ sms_apiKey: '****3141', email_pass: '****2718', sms_partnerID: '777' });
+
+    const rest = await api.get('/organizations/current', { token: org.token });
+    expect(rest.body.credentials).toMatchObject({ sms_apiKey: '****3141', email_pass: '****2718', sms_partnerID: '777' });
+
+    expectGqlError(await api.gql(m, { input: { email_port: 'abc' } }, { token: org.token }), 400, 'BAD_REQUEST');
+    const apiUrl = await api.gql(m, { input: { sms_apiUrl: 'https://evil.example.com' } }, { token: org.token });
+    expect(apiUrl.body.errors?.[0]?.extensions?.statusCode).toBe(400);
+
+    const member = await addUser(api, org);
+    const forbidden = await api.gql(m, { input: { sms_apiKey: 'graphql-user-attempt-0000' } }, { token: member.token });
+    expectGqlError(forbidden, 403, 'FORBIDDEN', 'Insufficient permissions');
+    expect(forbidden.body.data).toBeNull();
+    const { key } = await createApiKey(api, org, 'admin');
+    expectGqlError(await api.gql(m, { input: { sms_apiKey: 'graphql-key-attempt-0000' } }, { apiKey: key }), 403, 'FORBIDDEN');
+    expect((await api.get('/organizations/current', { token: org.token })).body.credentials.sms_apiKey).toBe('****3141');
+  });
+});
+
+/* ------------------------------------------------------------------------------------------ */
+
+describe('BLOCK_PRIVATE_HOSTS=true', () => {
+  let guarded: Herald;
+  let gapi: Client;
+  let org: Org;
+
+  beforeAll(async () => {
+    guarded = await startTestHerald({ BLOCK_PRIVATE_HOSTS: 'true' });
+    gapi = client(guarded.url);
+    org = await signupOrg(gapi);
+  });
+  afterAll(() => guarded.stop());
+
+  test.each(['127.0.0.1', 'localhost', '10.1.2.3', '192.168.1.10', '172.16.5.4', '169.254.169.254', '[::1]', '[::ffff:127.0.0.1]', '0.0.0.0'])(
+    'email_host %s is 400 and not stored',
+    async (host) => {
+      const res = await gapi.put('/organizations/current/credentials', { email_host: host, email_user: 'u@example.com' }, { token: org.token });
+      expectError(res, 400, /email_host/);
+      const read = await gapi.get('/organizations/current', { token: org.token });
+      expect(read.body.credentials.email_host).not.toBe(host);
+      expect(read.body.credentials.email_user).not.toBe('u@example.com');
+    },
+  );
+
+  test.each(['[2606:4700::1111]', '8.8.8.8', '93.184.216.34'])('a public address (%s) is accepted', async (host) => {
+    const res = await gapi.put('/organizations/current/credentials', { email_host: host }, { token: org.token });
+    expect(res.status).toBe(200);
+    expect(res.body.credentials.email_host).toBe(host);
+  });
+
+  test('GraphQL refuses a private host too', async () => {
+    const res = await gapi.gql(
+      `mutation($input: CredentialsInput!) { updateCredentials(input: $input) { credentials { email_host } } }`,
+      { input: { email_host: '10.1.2.3' } },
+      { token: org.token },
+    );
+    expectGqlError(res, 400, 'BAD_REQUEST');
+    expect((await gapi.get('/organizations/current', { token: org.token })).body.credentials.email_host).toBe('93.184.216.34');
+  });
+});
