@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Runner } from 'graphile-worker';
 import { pino, type Logger } from 'pino';
@@ -110,14 +110,26 @@ export async function startHerald(config: Config, log: Logger = createLogger(con
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
 
+  // While stopping, every answer closes its connection so that keep-alive clients move on.
+  let draining = false;
+  server.on('request', (_req, res) => {
+    if (draining) res.shouldKeepAlive = false;
+  });
+
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
-      // Refuse new connections, let in-flight requests finish, then drop idle keep-alive sockets.
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
+      // Stop accepting connections and let in-flight requests finish. `http.Server#close` would
+      // also drop at once every connection without a request in progress, including one just
+      // accepted whose request has not been read yet: that client would see a reset. So the
+      // listener alone is closed, quiet sockets get a second to speak, and only then are idle
+      // ones dropped; anything still open after 8 s is cut.
+      draining = true;
+      const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
+      const idle = setInterval(() => server.closeIdleConnections(), 1_000);
       const force = setTimeout(() => server.closeAllConnections(), 8_000);
       await closed;
+      clearInterval(idle);
       clearTimeout(force);
       await close();
       await runtime.close();

