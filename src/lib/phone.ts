@@ -26,7 +26,7 @@ export interface PhoneDefaults {
  */
 export function toE164(raw: string, defaults: PhoneDefaults = {}): string | null {
   const input = raw.trim();
-  if (!/^[+\d][\d\s().-]{2,30}$/.test(input)) return null;
+  if (!/^[+\d(][\d\s().-]{2,30}$/.test(input)) return null;
   const code = defaults.countryCode?.trim();
   const callingCode = code && /^\+\d{1,4}$/.test(code) ? code.slice(1) : undefined;
   const region = callingCode ? undefined : (regionOf(code) ?? regionOf(defaults.orgCountry));
