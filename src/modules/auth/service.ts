@@ -65,9 +65,13 @@ export const login = operation({
   async run(ctx, input) {
     await ctx.throttle.check(input.email, ctx.clientIp);
     const user = (await ctx.db('users').whereRaw('lower(email) = ?', [input.email]).first()) as UserRow | undefined;
-    const ok = user
-      ? Buffer.byteLength(input.password) <= 72 && (await checkPassword(input.password, user.password_hash)) && user.is_active
-      : await burnComparison(input.password, ctx.config.bcryptRounds).then(() => false);
+    // A password over bcrypt's 72 bytes can not match; it still costs a comparison, so that the
+    // answer for a known email takes as long as for an unknown one.
+    const comparable = Buffer.byteLength(input.password) <= 72;
+    const ok =
+      user && comparable
+        ? (await checkPassword(input.password, user.password_hash)) && user.is_active
+        : await burnComparison(input.password, ctx.config.bcryptRounds).then(() => false);
     if (!ok || !user) {
       await ctx.throttle.failed(input.email, ctx.clientIp);
       throw unauthorized('Invalid credentials');

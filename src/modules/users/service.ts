@@ -176,7 +176,13 @@ export const changePassword = operation({
     const [row] = await t
       .scoped('users')
       .where({ id })
-      .update({ password_hash: passwordHash, tokens_valid_after: revokeTokensNow(), updated_at: nowMs(ctx.db) })
+      // Always past the previous cut-off, so a token minted after an earlier change in this same
+      // second (it carries that cut-off as its iat) is revoked too.
+      .update({
+        password_hash: passwordHash,
+        tokens_valid_after: ctx.db.raw('greatest(?::bigint, tokens_valid_after + 1)', [revokeTokensNow()]),
+        updated_at: nowMs(ctx.db),
+      })
       .returning(USER_COLUMNS);
     return toUserDto(row);
   },
