@@ -31,6 +31,8 @@ export interface SmsCall {
   path: string;
   body: any;
   headers: http.IncomingHttpHeaders;
+  /** When the request arrived (ms since the epoch): gaps between calls show a client's backoff. */
+  at: number;
 }
 
 export interface SmsGatewayFakeOptions {
@@ -130,7 +132,7 @@ export async function startSmsGatewayFake(options: SmsGatewayFakeOptions = {}): 
         return answer(res, 400, { error: 'body is not JSON' });
       }
       const path = req.url ?? '';
-      calls.push({ path, body, headers: req.headers });
+      calls.push({ path, body, headers: req.headers, at: Date.now() });
       if (req.method !== 'POST') return answer(res, 405, { error: 'POST only' });
       let list: any[];
       if (path === '/api/services/sendsms/') {

@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 
@@ -9,7 +9,9 @@ import { SMTPServer } from 'smtp-server';
  *
  *   const sink = await startSmtpSink();                     // sink.port
  *   sink.setBehaviour({ reject: { 'gone@example.com': 550, 'later@example.com': 451 } });
+ *   sink.setBehaviour({ drop: ['cut@example.com'], garbageGreeting: true, stallGreetingMs: 5000 });
  *   sink.messages                                           // parsed messages, in acceptance order
+ *   sink.rcptAttempts                                       // every RCPT TO address, faults included
  *   sink.connections                                        // { total, open }: to see pooling
  *   await sink.stop();
  *
@@ -41,6 +43,12 @@ export interface SinkBehaviour {
   reject?: Record<string, number>;
   /** Hold the answer to DATA this long: a server that accepts the connection and then stalls. */
   stallDataMs?: number;
+  /** Hold the greeting this long: a server that accepts the TCP connection and then says nothing. */
+  stallGreetingMs?: number;
+  /** Recipients (`*`: every one) whose RCPT TO makes the server drop the connection without a reply. */
+  drop?: string[];
+  /** Greet every new connection with a line that is not an SMTP reply, then close it. */
+  garbageGreeting?: boolean;
 }
 
 export interface SmtpSinkOptions {
@@ -52,6 +60,8 @@ export interface SmtpSink {
   host: string;
   port: number;
   messages: SinkMessage[];
+  /** Every address given in RCPT TO, in arrival order, whatever the answer: counts attempts per recipient. */
+  rcptAttempts: string[];
   connections: { total: number; open: number };
   setBehaviour(behaviour: SinkBehaviour): void;
   /** Resolves once `count` messages are in (or rejects after `timeoutMs`). */
@@ -61,6 +71,7 @@ export interface SmtpSink {
 
 export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<SmtpSink> {
   const messages: SinkMessage[] = [];
+  const rcptAttempts: string[] = [];
   const connections = { total: 0, open: 0 };
   let behaviour: SinkBehaviour = {};
   const timers = new Set<NodeJS.Timeout>();
@@ -72,10 +83,26 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
     logger: false,
     // Pooled clients stay connected; do not hold stop() for the default 30 s grace period.
     closeTimeout: 50,
-    onConnect(_session, callback) {
+    onConnect(session, callback) {
       connections.total += 1;
       connections.open += 1;
-      callback();
+      if (behaviour.garbageGreeting) {
+        const socket = socketOf(session.id);
+        socket?.write('this is not an SMTP greeting\r\n');
+        // Closed a moment later, so the client reads the line as the answer rather than seeing a hang-up.
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          socket?.destroy();
+        }, 100);
+        timers.add(timer);
+        return;
+      }
+      if (!behaviour.stallGreetingMs) return callback();
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        callback();
+      }, behaviour.stallGreetingMs);
+      timers.add(timer);
     },
     onClose() {
       connections.open -= 1;
@@ -86,8 +113,12 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
       }
       callback(null, { user: auth.username });
     },
-    onRcptTo(address, _session, callback) {
-      const code = behaviour.reject?.[address.address.toLowerCase()];
+    onRcptTo(address, session, callback) {
+      const to = address.address.toLowerCase();
+      rcptAttempts.push(to);
+      const hit = (list?: string[]) => !!list && (list.includes('*') || list.includes(to));
+      if (hit(behaviour.drop)) return void socketOf(session.id)?.destroy();
+      const code = behaviour.reject?.[to];
       if (!code) return callback();
       const text = code >= 500 ? `5.1.1 <${address.address}>: Recipient address rejected` : `4.2.1 <${address.address}>: Mailbox busy, try again later`;
       callback(Object.assign(new Error(text), { responseCode: code }));
@@ -122,6 +153,12 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
     },
   });
 
+  /** smtp-server does not hand the socket to handlers; it is found through the session's id. */
+  function socketOf(sessionId: string): Socket | undefined {
+    const { connections: open } = server as unknown as { connections: Set<{ id: string; _socket: Socket }> };
+    return [...open].find((c) => c.id === sessionId)?._socket;
+  }
+
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
@@ -132,10 +169,12 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
     host: '127.0.0.1',
     port,
     messages,
+    rcptAttempts,
     connections,
     setBehaviour(next) {
       const reject = Object.fromEntries(Object.entries(next.reject ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
-      behaviour = { ...next, reject };
+      const lower = (list?: string[]) => list?.map((a) => a.toLowerCase());
+      behaviour = { ...next, reject, drop: lower(next.drop) };
     },
     async waitForMessages(count, timeoutMs = 5000) {
       const deadline = Date.now() + timeoutMs;

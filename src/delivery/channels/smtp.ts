@@ -141,8 +141,11 @@ function describeFailure(err: unknown, deadlineMs: number): { error: string; ret
   if (typeof e.responseCode === 'number' && e.response) {
     return { error: e.response, retryable: e.responseCode >= 400 && e.responseCode < 500 };
   }
+  // The hard deadline only fires once the server has greeted us (connect and greeting have their
+  // own, retryable, timeouts): the message may already be accepted, and sending it again could
+  // deliver it twice. Final, like any answer we cannot read.
   if (e.code === 'EABORT' || e.name === 'AbortError' || e.name === 'TimeoutError') {
-    return { error: `SMTP: no answer within ${deadlineMs} ms`, retryable: true };
+    return { error: `SMTP: no answer within ${deadlineMs} ms; the message may have been delivered`, retryable: false };
   }
   return { error: `SMTP: ${e.message ?? String(err)}`, retryable: CONNECTION_CODES.has(e.code ?? '') };
 }
