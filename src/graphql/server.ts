@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import type { Context } from '../context.js';
 import { HttpError, toHttpError } from '../lib/errors.js';
+import { depthLimit } from './depth-limit.js';
 import { buildSchema } from './schema.js';
 
 /** Apollo's own codes for requests that never reached a resolver: all the client's doing. */
@@ -48,7 +49,8 @@ export function formatError(log: Logger, production: boolean) {
 export async function createApollo(config: Config, log: Logger): Promise<ApolloServer<Context>> {
   const production = config.env === 'production';
   const armor = new ApolloArmor({
-    maxDepth: { n: 10, ignoreIntrospection: false },
+    // Depth is our own rule: it limits introspection too, without refusing the IDE's introspection query.
+    maxDepth: { enabled: false },
     maxAliases: { n: 15 },
     // Counted by graphql's own parser (`parseOptions` below): armor's Apollo token plugin throws from a
     // parsing hook, which Apollo answers with HTTP 500 for every syntax error and every long document.
@@ -69,7 +71,7 @@ export async function createApollo(config: Config, log: Logger): Promise<ApolloS
     allowBatchedHttpRequests: false,
     csrfPrevention: true,
     parseOptions: { maxLexicalTokens: 1000 },
-    validationRules: armor.validationRules,
+    validationRules: [...armor.validationRules, depthLimit(10)],
     plugins: [...(armor.plugins as ApolloServerPlugin<Context>[]), ApolloServerPluginLandingPageDisabled()],
     formatError: formatError(log, production),
   });

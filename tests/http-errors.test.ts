@@ -1,0 +1,333 @@
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Herald } from '../src/server.js';
+import { client, isolatedDatabase, signupBody, signupOrg, startTestHerald, UUID_RE, type Client, type Org, type Reply } from './helpers/herald.js';
+
+let herald: Herald;
+let api: Client;
+let org: Org;
+
+beforeAll(async () => {
+  herald = await startTestHerald();
+  api = client(herald.url);
+  org = await signupOrg(api);
+});
+afterAll(() => herald.stop());
+
+const ERROR_KEYS = ['error', 'message', 'statusCode'];
+const sorted = (o: object) => Object.keys(o).sort();
+const auth = () => ({ token: org.token });
+
+/** Exactly `{ statusCode, message, error }` with the standard reason phrase. */
+function expectError(res: Reply, status: number, message?: string | RegExp) {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  expect(sorted(res.body)).toEqual(ERROR_KEYS);
+  expect(res.body.statusCode).toBe(status);
+  expect(res.body.error).toBe(STATUS_CODES[status]);
+  expect(typeof res.body.message).toBe('string');
+  expect(res.body.message.length).toBeGreaterThan(0);
+  if (typeof message === 'string') expect(res.body.message).toBe(message);
+  else if (message) expect(res.body.message).toMatch(message);
+}
+
+/** A 400 whose `details` name exactly these fields, and whose message is their messages joined. */
+function expectRejectedFields(res: Reply, fields: string[]) {
+  expect(res.status).toBe(400);
+  expect(sorted(res.body)).toEqual(['details', ...ERROR_KEYS].sort());
+  expect(res.body).toMatchObject({ statusCode: 400, error: 'Bad Request' });
+  const details = res.body.details as { field: string; message: string }[];
+  for (const d of details) expect(sorted(d)).toEqual(['field', 'message']);
+  expect([...new Set(details.map((d) => d.field))].sort()).toEqual([...fields].sort());
+  expect(res.body.message).toBe(details.map((d) => d.message).join('; '));
+  for (const f of fields) expect(res.body.message).toContain(f);
+}
+
+/** Nothing that reads like a stack trace, SQL or a driver's words. */
+function expectNoInternals(res: Reply) {
+  const text = JSON.stringify(res.body);
+  expect(text).not.toMatch(/\bat .+\.(ts|js):\d+|node_modules|\/src\/|\bstack\b/i);
+  expect(text).not.toMatch(/\b(select|insert|update|delete)\b.+\b(from|into|set|where)\b|relation "|SQLSTATE|syntax error at|pg_|knex/i);
+}
+
+describe('unknown routes', () => {
+  test.each(['GET', 'POST', 'PUT', 'DELETE', 'PATCH'])('%s on an unknown path is 404 Resource not found', async (method) => {
+    const res = await api.raw(method, `/no-such-thing/${randomUUID()}`, method === 'GET' || method === 'DELETE' ? undefined : {});
+    expectError(res, 404, 'Resource not found');
+  });
+
+  test('a documented path with an undocumented method is 404 in the same shape, with or without credentials', async () => {
+    expectError(await api.raw('PATCH', '/contacts', { name: 'x' }, auth()), 404, 'Resource not found');
+    expectError(await api.raw('DELETE', '/organizations/current', undefined, auth()), 404, 'Resource not found');
+    expectError(await api.raw('GET', '/auth/signup'), 404, 'Resource not found');
+  });
+
+  test('versioned or trailing-segment variants of real paths are not served', async () => {
+    expectError(await api.get('/v1/users/me', auth()), 404, 'Resource not found');
+    expectError(await api.get('/users/me/extra', auth()), 404, 'Resource not found');
+  });
+});
+
+describe('request bodies', () => {
+  test('malformed JSON is 400 in the error shape, never 500', async () => {
+    for (const raw of ['{"name":', '{name: "x"}', "{'name':'x'}", '{"name":"x",}', 'nul', '\u0000{}']) {
+      const res = await api.raw('POST', '/contacts', raw, auth());
+      expectError(res, 400);
+      expect(res.body.message).toMatch(/json/i);
+      expectNoInternals(res);
+      // The parser's own words (positions, tokens) are not echoed back.
+      expect(res.body.message).not.toMatch(/position|unexpected token/i);
+    }
+  });
+
+  test('a body over 15 MiB is 413 Payload Too Large; one just under is parsed and validated', async () => {
+    const huge = JSON.stringify({ name: 'x', phone: '0712345678', tags: ['y'.repeat(15 * 1024 * 1024 + 10)] });
+    expectError(await api.raw('POST', '/contacts', huge, auth()), 413, 'Request body is too large');
+    const big = JSON.stringify({ name: 'x', phone: '0712345678', tags: ['y'.repeat(14 * 1024 * 1024)] });
+    const res = await api.raw('POST', '/contacts', big, auth());
+    // Parsed (so not 413) and then refused by the tag length rule.
+    expectRejectedFields(res, ['tags.0']);
+  });
+
+  test('an oversized body is refused before authentication and before the route', async () => {
+    const huge = 'x'.repeat(16 * 1024 * 1024);
+    const res = await api.raw('POST', '/auth/login', `{"email":"a@b.co","password":"${huge}"}`);
+    expectError(res, 413);
+  });
+
+  test('JSON sent as another content type is not parsed as a body: the request is refused and nothing is stored', async () => {
+    const body = signupBody();
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
+      const res = await api.raw('POST', '/auth/signup', JSON.stringify(body), undefined, { 'content-type': type });
+      expect([400, 415]).toContain(res.status);
+      expect(res.body).toMatchObject({ statusCode: res.status, error: STATUS_CODES[res.status] });
+      expect([ERROR_KEYS, ['details', ...ERROR_KEYS].sort()]).toContainEqual(sorted(res.body));
+    }
+    // None of the refused requests created the account: the same email still signs up.
+    expect((await api.post('/auth/signup', body)).status).toBe(201);
+  });
+
+  test('a JSON body in an unsupported charset or encoding is 415 Unsupported Media Type', async () => {
+    const body = JSON.stringify({ name: 'x', phone: '0712345678' });
+    const charset = await api.raw('POST', '/contacts', body, auth(), { 'content-type': 'application/json; charset=latin1' });
+    expectError(charset, 415);
+    const encoding = await api.raw('POST', '/contacts', body, auth(), { 'content-encoding': 'x-unknown' });
+    expectError(encoding, 415);
+  });
+
+  test('a body that is JSON but not an object is 400 naming the body', async () => {
+    for (const raw of ['[]', '"text"', '42', 'null', 'true']) {
+      const res = await api.raw('POST', '/contacts', raw, auth());
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ statusCode: 400, error: 'Bad Request' });
+      expect(res.body.message).toMatch(/body/);
+    }
+  });
+});
+
+describe('unknown body fields', () => {
+  test('signup can not set credits, isActive, _id or organization: 400 naming each, nothing stored', async () => {
+    const body = signupBody();
+    const res = await api.post('/auth/signup', { ...body, credits: 1_000_000, isActive: false, _id: randomUUID(), organization: randomUUID() });
+    expectRejectedFields(res, ['credits', 'isActive', '_id', 'organization']);
+    for (const d of res.body.details) expect(d.message).toBe(`${d.field} is not allowed`);
+    const ok = await api.post('/auth/signup', body);
+    expect(ok.status).toBe(201);
+    const current = await api.get('/organizations/current', { token: ok.body.token });
+    expect(current.body.credits).not.toBe(1_000_000);
+  });
+
+  test('contacts and campaigns refuse fields they do not list', async () => {
+    expectRejectedFields(await api.post('/contacts', { name: 'x', phone: '0712345678', ServiceOrganization: randomUUID(), role: 'admin' }, auth()), [
+      'ServiceOrganization',
+      'role',
+    ]);
+    const campaign = {
+      name: 'c',
+      type: 'broadcast',
+      channels: ['sms'],
+      messages: { sms: { content: 'hi' } },
+      status: 'completed',
+      analytics: { sent: 1000 },
+    };
+    expectRejectedFields(await api.post('/campaigns', campaign, auth()), ['status', 'analytics']);
+  });
+
+  test('a user update can not set isActive, organization or email', async () => {
+    const res = await api.put(`/users/${org.user._id}`, { firstName: 'Ada', isActive: false, organization: randomUUID(), email: 'x@example.com' }, auth());
+    expectRejectedFields(res, ['isActive', 'organization', 'email']);
+    const me = await api.get('/users/me', auth());
+    expect(me.body).toMatchObject({ isActive: true, email: org.email });
+    expect(me.body.organization._id).toBe(org.orgId);
+  });
+
+  test('unknown fields inside nested objects are named by their path', async () => {
+    const res = await api.post(
+      '/campaigns',
+      { name: 'c', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'hi', priority: 'high' } } },
+      auth(),
+    );
+    expectRejectedFields(res, ['messages.sms.priority']);
+  });
+});
+
+describe('hostile JSON', () => {
+  const memberBody = () => ({
+    firstName: 'Eve',
+    lastName: 'Mallory',
+    email: `eve.${randomUUID().slice(0, 8)}@example.com`,
+    password: 'a decent password',
+    countryCode: '+254',
+    phoneNumber: '700000002',
+  });
+
+  test.each([
+    ['__proto__', '"__proto__":{"role":"admin","isAdmin":true}'],
+    ['constructor.prototype', '"constructor":{"prototype":{"role":"admin","isAdmin":true}}'],
+  ])('%s in a body is refused or neutralised: no admin is made, no prototype is polluted', async (_label, hostile) => {
+    const body = memberBody();
+    const raw = `{${JSON.stringify(body).slice(1, -1)},${hostile}}`;
+    const res = await api.raw('POST', '/users', raw, auth());
+    expect(res.status).toBeLessThan(500);
+    if (res.status === 201) {
+      // Accepted: the extra key was dropped, and the user got the default role.
+      expect(res.body.role).toBe('user');
+    } else {
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ statusCode: 400, error: 'Bad Request' });
+      expect(Array.isArray(res.body.details)).toBe(true);
+      // Refused: the user was not created.
+      const login = await api.post('/auth/login', { email: body.email, password: body.password });
+      expect(login.status).toBe(401);
+    }
+    const plain: Record<string, unknown> = {};
+    expect(plain.role).toBeUndefined();
+    expect(plain.isAdmin).toBeUndefined();
+    expect(Object.prototype).not.toHaveProperty('isAdmin');
+    // The service still answers normally and a plain create still gets the default role.
+    const normal = await api.post('/users', memberBody(), auth());
+    expect(normal.status).toBe(201);
+    expect(normal.body.role).toBe('user');
+  });
+
+  test('__proto__ inside a nested object (credentials, campaign messages) is refused or neutralised', async () => {
+    const creds = await api.raw('PUT', '/organizations/current/credentials', '{"sms_partnerID":"p1","__proto__":{"sms_apiUrl":"http://evil.example"}}', auth());
+    expect(creds.status).toBeLessThan(500);
+    expect([200, 400]).toContain(creds.status);
+    const current = await api.get('/organizations/current', auth());
+    expect(current.body.credentials.sms_apiUrl).not.toBe('http://evil.example');
+
+    const campaign = `{"name":"c","type":"broadcast","channels":["sms"],"messages":{"sms":{"content":"hi"},"__proto__":{"email":{"subject":"s","content":"x"}}}}`;
+    const res = await api.raw('POST', '/campaigns', campaign, auth());
+    expect([201, 400]).toContain(res.status);
+    if (res.status === 201) expect(Object.keys(res.body.messages)).toEqual(['sms']);
+  });
+
+  test('deeply nested JSON is a 400 in the error shape, never a 500 or a hang', async () => {
+    const arrays = (n: number) => '['.repeat(n) + ']'.repeat(n);
+    const objects = (n: number) => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
+    const bodies = [
+      arrays(10_000),
+      `{"name":${arrays(10_000)},"phone":"0712345678"}`,
+      `{"name":"x","phone":"0712345678","tags":${arrays(100_000)}}`,
+      `{"name":"x","phone":"0712345678","extra":${objects(100_000)}}`,
+      objects(100_000),
+    ];
+    for (const raw of bodies) {
+      const res = await api.raw('POST', '/contacts', raw, auth());
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ statusCode: 400, error: 'Bad Request' });
+      expectNoInternals(res);
+    }
+    // The same depth in a send with an Idempotency-Key (whose request is hashed) is still a 400.
+    const send = await api.raw('POST', '/notifications/send', `{"type":"sms","to":${arrays(100_000)},"message":"hi"}`, auth(), {
+      'idempotency-key': randomUUID(),
+    });
+    expect(send.status).toBe(400);
+    expect((await api.get('/health')).status).toBe(200);
+  });
+});
+
+describe('headers on every answer', () => {
+  test('every response, errors included, carries a fresh X-Request-Id', async () => {
+    const replies = [
+      await api.get('/health'),
+      await api.get('/nope'),
+      await api.raw('POST', '/contacts', '{', auth()),
+      await api.get('/users/me'),
+      await api.post('/contacts', {}, auth()),
+    ];
+    const ids = replies.map((r) => r.headers.get('x-request-id'));
+    for (const id of ids) expect(id).toMatch(/^[\w.:-]{1,100}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  test('a well-formed X-Request-Id from the caller is kept; a hostile one is replaced, not reflected', async () => {
+    const given = `trace-${randomUUID()}`;
+    expect((await api.get('/nope', undefined, { 'x-request-id': given })).headers.get('x-request-id')).toBe(given);
+    const hostile = `<script>${'x'.repeat(200)}`;
+    const res = await api.get('/nope', undefined, { 'x-request-id': hostile });
+    expect(res.headers.get('x-request-id')).not.toBe(hostile);
+    expect(res.headers.get('x-request-id')).toMatch(UUID_RE);
+  });
+
+  test.each([
+    ['a success', () => api.get('/health')],
+    ['a 404', () => api.get('/nope')],
+    ['a 400', () => api.raw('POST', '/contacts', '{', auth())],
+    ['a 401', () => api.get('/users/me')],
+    ['a 413', () => api.raw('POST', '/contacts', `"${'x'.repeat(16 * 1024 * 1024)}"`, auth())],
+  ])('helmet headers are on %s, and X-Powered-By is not', async (_label, call) => {
+    const res = await call();
+    const h = res.headers;
+    expect(h.get('x-content-type-options')).toBe('nosniff');
+    expect(h.get('x-frame-options')).toBe('SAMEORIGIN');
+    expect(h.get('strict-transport-security')).toMatch(/max-age=\d+/);
+    expect(h.get('referrer-policy')).toBe('no-referrer');
+    expect(h.get('content-security-policy')).toMatch(/default-src 'self'/);
+    expect(h.get('content-security-policy')).toMatch(/frame-ancestors 'self'/);
+    expect(h.get('cross-origin-opener-policy')).toBe('same-origin');
+    expect(h.get('x-dns-prefetch-control')).toBe('off');
+    expect(h.get('x-powered-by')).toBeNull();
+  });
+});
+
+describe('server faults', () => {
+  // No client input causes a 500 (the fuzz tests hunt for one); this breaks the server instead:
+  // a Herald on a database of its own whose groups table has gone (schema drift), so the
+  // driver's error carries SQL and a relation name that must not reach the client.
+  let broken: Herald;
+  let brokenApi: Client;
+  let database: Awaited<ReturnType<typeof isolatedDatabase>>;
+  let token: string;
+
+  beforeAll(async () => {
+    database = await isolatedDatabase(`errors_${process.pid}`);
+    broken = await startTestHerald({ DATABASE_URL: database.url, WORKERS: 'false' });
+    brokenApi = client(broken.url);
+    token = (await signupOrg(brokenApi)).token;
+    await broken.db.raw('ALTER TABLE groups RENAME TO groups_gone');
+  }, 120_000);
+  afterAll(async () => {
+    await broken?.stop();
+    await database?.drop();
+  });
+
+  test('REST: 500 Internal server error, with nothing of the SQL or the stack', async () => {
+    const res = await brokenApi.get('/groups', { token });
+    expectError(res, 500, 'Internal server error');
+    expectNoInternals(res);
+    expect(JSON.stringify(res.body)).not.toMatch(/groups_gone|"groups"|does not exist/);
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+  });
+
+  test('GraphQL: the same 500 in extensions, with no stacktrace', async () => {
+    const res = await brokenApi.gql('{ groups { totalCount } }', undefined, { token });
+    expect(res.body.errors).toHaveLength(1);
+    const [err] = res.body.errors!;
+    expect(err.message).toBe('Internal server error');
+    expect(err.extensions).toEqual({ code: 'INTERNAL_SERVER_ERROR', statusCode: 500 });
+    expectNoInternals(res);
+    expect(JSON.stringify(res.body)).not.toMatch(/groups_gone|does not exist/);
+  });
+});
