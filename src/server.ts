@@ -54,7 +54,7 @@ export async function openRuntime(config: Config, log: Logger, withWorkers: bool
     url = embedded.url;
     log.info({ dataDir: config.dataDir }, 'embedded postgres started');
   }
-  const db = createDb(url, config.poolMax);
+  const db = createDb(url, config.poolMax, log);
   try {
     const applied = await migrateLatest(db);
     if (applied.length) log.info({ applied }, 'migrations applied');

@@ -1,5 +1,6 @@
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
+import type { Logger } from 'pino';
 
 // Postgres numerics (credits) arrive as strings; Herald's amounts fit a double exactly enough
 // at two decimals, and the API promises numbers.
@@ -8,12 +9,22 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
 export type Db = Knex;
 
-export function createDb(connectionString: string, poolMax = 10): Db {
+export function createDb(connectionString: string, poolMax = 10, log?: Logger): Db {
   return knexFactory({
     client: 'pg',
     connection: { connectionString, application_name: 'herald' },
     pool: { min: 0, max: poolMax, idleTimeoutMillis: 30_000 },
     acquireConnectionTimeout: 10_000,
+    // knex prints its own warnings (a refused connection while Postgres is away) with console.log;
+    // they belong in the structured log.
+    ...(log && {
+      log: {
+        warn: (message: unknown) => log.warn({ knex: String(message) }, 'knex warning'),
+        error: (message: unknown) => log.error({ knex: String(message) }, 'knex error'),
+        deprecate: (message: unknown) => log.warn({ knex: String(message) }, 'knex deprecation'),
+        debug: (message: unknown) => log.debug({ knex: message }, 'knex debug'),
+      },
+    }),
   });
 }
 

@@ -53,7 +53,8 @@ test('SIGTERM under load drains in-flight requests and jobs and exits within 10 
     }
   };
   const clients = Array.from({ length: CLIENTS }, loop);
-  await new Promise((r) => setTimeout(r, 1500));
+  const started = Date.now();
+  while (outcomes.length < 2 * CLIENTS && Date.now() - started < 30_000) await new Promise((r) => setTimeout(r, 20));
 
   // Stop issuing and signal while the last ~50 sends (300 ms each in the sandbox) are in flight.
   issuing = false;
