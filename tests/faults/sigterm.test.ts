@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 test('SIGTERM under load drains in-flight requests and jobs and exits within 10 s', async () => {
-  const env = { DATABASE_URL: database.url, SANDBOX_LATENCY_MS: '300', CAMPAIGN_INLINE_LIMIT: '10', WORKER_CONCURRENCY: '2', CAMPAIGN_LEASE_SECONDS: '2' };
+  const env = { DATABASE_URL: database.url, SANDBOX_LATENCY_MS: '1000', CAMPAIGN_INLINE_LIMIT: '10', WORKER_CONCURRENCY: '2', CAMPAIGN_LEASE_SECONDS: '2' };
   const first = await startHeraldProcess(env);
   procs.push(first);
   const api = client(first.url);
@@ -56,9 +56,11 @@ test('SIGTERM under load drains in-flight requests and jobs and exits within 10 
   const started = Date.now();
   while (outcomes.length < 2 * CLIENTS && Date.now() - started < 30_000) await new Promise((r) => setTimeout(r, 20));
 
-  // Stop issuing and signal while the last ~50 sends (300 ms each in the sandbox) are in flight.
+  // Stop issuing and signal while the last ~50 sends (1 s each in the sandbox) are in flight, once
+  // their connections have surely been accepted (a connection still in the kernel's backlog when
+  // the listener closes is reset: that request never reached Herald).
   issuing = false;
-  await new Promise((r) => setTimeout(r, 100));
+  await new Promise((r) => setTimeout(r, 300));
   const signalled = Date.now();
   const inFlightAtSignal = inFlight;
   first.child.kill('SIGTERM');
@@ -69,7 +71,7 @@ test('SIGTERM under load drains in-flight requests and jobs and exits within 10 
   const failed = outcomes.filter((o) => o.status !== 200);
   const sending = await db('campaign_recipients').where({ organization_id: org.orgId, status: 'sending' }).count({ n: '*' }).first();
   const unsettled = await db('message_logs').where({ organization_id: org.orgId }).whereNull('campaign_id').whereNull('settled_at').count({ n: '*' }).first();
-  console.log(`sigterm: drained and exited in ${drainMs} ms; ${outcomes.length} sends answered (${inFlightAtSignal} in flight at the signal), ${failed.length} failed; campaign recipients left mid-send: ${sending?.n}`);
+  console.log(`sigterm: drained and exited in ${drainMs} ms; ${outcomes.length} sends answered (${inFlightAtSignal} in flight at the signal), ${failed.length} failed ${JSON.stringify(failed.map((o) => o.error ?? o.status))}; campaign recipients left mid-send: ${sending?.n}`);
 
   expect(code).toBe(0);
   expect(drainMs).toBeLessThan(10_000);
