@@ -123,3 +123,52 @@ export function report(results: Record<string, LoadResult[]>, herald: string, ba
   }
   return ratio;
 }
+
+/** Signs up a fresh organization (its admin user) and returns the admin's token and the organization id. */
+export async function signup(baseUrl: string): Promise<{ token: string; orgId: string }> {
+  const res = await fetch(`${baseUrl}/auth/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      firstName: 'Bench', lastName: 'Mark', email: `bench.${Date.now()}@example.com`, password: 'benchmark password',
+      countryCode: '+254', phoneNumber: '712345678', companyName: 'Bench', sector: 'Tech', country: 'KE',
+    }),
+  });
+  if (res.status !== 201) throw new Error(`signup: ${res.status} ${await res.text()}`);
+  const body = (await res.json()) as { token: string; user: { organization: string } };
+  return { token: body.token, orgId: body.user.organization };
+}
+
+/**
+ * The parseable summary lines `npm run bench` puts in its table (keep `ratio:` the last line):
+ *   goal: >= 0.80
+ *   p99: herald=12.3ms baseline=9.8ms
+ *   spread: herald=700-760 baseline=790-830 req/s
+ */
+export function summary(lines: { goal: string; p99?: [string, number, string, number]; spread?: [string, number[], string, number[], string] }) {
+  console.log(`goal: ${lines.goal}`);
+  if (lines.p99) console.log(`p99: ${lines.p99[0]}=${lines.p99[1].toFixed(1)}ms ${lines.p99[2]}=${lines.p99[3].toFixed(1)}ms`);
+  if (lines.spread) console.log(`spread: ${lines.spread[0]}=${spread(lines.spread[1])} ${lines.spread[2]}=${spread(lines.spread[3])} ${lines.spread[4]}`);
+}
+
+/**
+ * Interleaved rounds of two contenders doing the same fixed amount of work (`units` messages):
+ * each run returns its elapsed milliseconds; printed and returned as units per second.
+ */
+export async function compareTimed(
+  contenders: { name: string; run: () => Promise<number> }[],
+  rounds: number,
+  units: number,
+): Promise<Record<string, number[]>> {
+  const results: Record<string, number[]> = Object.fromEntries(contenders.map((c) => [c.name, []]));
+  for (let r = 0; r < rounds; r++) {
+    const order = r % 2 === 0 ? contenders : [...contenders].reverse();
+    for (const c of order) {
+      const ms = await c.run();
+      const rate = (units / ms) * 1000;
+      results[c.name]!.push(rate);
+      console.log(`  round ${r + 1} ${c.name.padEnd(10)} ${ms.toFixed(0).padStart(6)} ms  ${rate.toFixed(0).padStart(6)} msg/s`);
+    }
+  }
+  return results;
+}

@@ -1,0 +1,106 @@
+// POST /notifications/send-to-all (email) to 10,000 contacts, Herald in live delivery mode, into a
+// local SMTP sink (tests/fakes/smtp-sink.ts, in its own process), against a bare loop of
+// nodemailer `sendMail` calls on one pooled transport sending the same 10,000 messages to the same
+// sink. Both use 5 pooled connections and 20 messages in flight (Herald: SEND_CONCURRENCY 8 gives 4
+// log batches at once, each with 5 sends in flight on the organization's 5-connection pool).
+// Time from request to answer (every recipient settled and logged) vs time until every sendMail has
+// resolved. Prints `ratio: <Herald msg/s / baseline msg/s>`; the goal is >= 0.80.
+import { randomBytes } from 'node:crypto';
+import nodemailer from 'nodemailer';
+import pMap from 'p-map';
+import pg from 'pg';
+import { compareTimed, freshDatabase, median, signup, startProcess, summary } from './lib/harness.js';
+
+const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 10_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const POOL = 5;
+const IN_FLIGHT = 20;
+const SUBJECT = 'Benchmark';
+const MESSAGE = 'Hello from the Herald benchmark. This is a plain-text message of an ordinary length.';
+
+const sink = await startProcess('bench/lib/peer-server.ts', { PEER: 'smtp' }, 4721);
+const db = await freshDatabase('email');
+const env = {
+  DATABASE_URL: db.url, LOG_LEVEL: 'silent', NODE_ENV: 'production', DELIVERY_MODE: 'live', BLOCK_PRIVATE_HOSTS: 'false',
+  SEND_CONCURRENCY: '8', JWT_SECRET: randomBytes(32).toString('hex'), CREDENTIALS_KEY: randomBytes(32).toString('hex'),
+};
+const herald = await startProcess('src/main.ts', env, 4722, '/ready');
+const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+const stats = () => fetch(`${sink.url}/stats`).then((r) => r.json() as Promise<{ messages: number; recipients: number }>);
+const resetSink = () => fetch(`${sink.url}/reset`, { method: 'POST' });
+try {
+  const { smtpPort } = (await fetch(`${sink.url}/info`).then((r) => r.json())) as { smtpPort: number };
+  const { token, orgId } = await signup(herald.url);
+  const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const creds = await fetch(`${herald.url}/organizations/current/credentials`, {
+    method: 'PUT',
+    headers: auth,
+    body: JSON.stringify({ email_host: '127.0.0.1', email_port: String(smtpPort), email_from: 'bench@example.com' }),
+  });
+  if (!creds.ok) throw new Error(`credentials: ${creds.status} ${await creds.text()}`);
+  await pool.query('UPDATE organizations SET credits = 1e9 WHERE id = $1', [orgId]);
+  await pool.query(
+    `INSERT INTO contacts (organization_id, name, email)
+     SELECT $1, 'Contact ' || i, 'contact' || i || '@example.com' FROM generate_series(1, $2) AS i`,
+    [orgId, CONTACTS],
+  );
+  const addresses = Array.from({ length: CONTACTS }, (_, i) => `contact${i + 1}@example.com`);
+
+  const transport = nodemailer.createTransport({ pool: true, host: '127.0.0.1', port: smtpPort, ignoreTLS: true, maxConnections: POOL });
+  const bare = (to: string[]) =>
+    pMap(to, (address) => transport.sendMail({ from: { name: 'Bench', address: 'bench@example.com' }, to: address, subject: SUBJECT, text: MESSAGE }), { concurrency: IN_FLIGHT });
+
+  const expectAll = async (who: string) => {
+    const s = await stats();
+    if (s.messages !== CONTACTS || s.recipients !== CONTACTS) throw new Error(`${who}: sink got ${s.messages} messages for ${s.recipients} recipients, expected ${CONTACTS}`);
+    await resetSink();
+  };
+
+  // Warm both: open the pools, let the JIT see the paths.
+  const warm = addresses.slice(0, 200);
+  const w = await fetch(`${herald.url}/notifications/send`, { method: 'POST', headers: auth, body: JSON.stringify({ type: 'email', subject: SUBJECT, message: MESSAGE, to: warm }) });
+  if (!w.ok) throw new Error(`warm-up: ${w.status} ${await w.text()}`);
+  await bare(warm);
+  await resetSink();
+
+  console.log(`email: send-to-all to ${CONTACTS} contacts into a local SMTP sink; pool ${POOL}, ${IN_FLIGHT} in flight; ${ROUNDS} rounds`);
+  const results = await compareTimed(
+    [
+      {
+        name: 'herald',
+        run: async () => {
+          const t0 = performance.now();
+          const res = await fetch(`${herald.url}/notifications/send-to-all`, { method: 'POST', headers: auth, body: JSON.stringify({ type: 'email', subject: SUBJECT, message: MESSAGE, to: 'all' }) });
+          const outcomes = (await res.json()) as { status: string }[];
+          const ms = performance.now() - t0;
+          if (!res.ok || outcomes.length !== CONTACTS || outcomes.some((o) => o.status !== 'success')) throw new Error(`herald: ${res.status} ${JSON.stringify(outcomes).slice(0, 300)}`);
+          await expectAll('herald');
+          return ms;
+        },
+      },
+      {
+        name: 'nodemailer',
+        run: async () => {
+          const t0 = performance.now();
+          await bare(addresses);
+          const ms = performance.now() - t0;
+          await expectAll('nodemailer');
+          return ms;
+        },
+      },
+    ],
+    ROUNDS,
+    CONTACTS,
+  );
+  transport.close();
+  const h = median(results.herald!);
+  const b = median(results.nodemailer!);
+  console.log(`herald     median ${h.toFixed(0)} msg/s; nodemailer median ${b.toFixed(0)} msg/s`);
+  summary({ goal: '>= 0.80', spread: ['herald', results.herald!, 'baseline', results.nodemailer!, 'msg/s'] });
+  console.log(`ratio: ${(h / b).toFixed(3)}`);
+} finally {
+  await pool.end();
+  await herald.stop();
+  await sink.stop();
+  await db.stop();
+}
