@@ -101,6 +101,15 @@ describe('limits', () => {
     const huge = '{ contacts(first: 1000000000) { edges { node { _id groups { _id contacts(first: 1000000) { totalCount } } } } } }';
     expectRefused(await api.gql(huge, undefined, auth()), /cost/i);
 
+    // `first` passed as a variable counts the same as written inline.
+    const viaVariables = 'query($n: Int) { groups(first: $n) { edges { node { _id name contacts(first: $n) { edges { node { _id name email phone tags } } } } } } }';
+    expectRefused(await api.gql(viaVariables, { n: 1000 }, auth()), /cost/i);
+    expect((await api.gql(viaVariables, { n: 10 }, auth())).body.errors).toBeUndefined();
+
+    // A full page of 1,000 contacts with their groups is an ordinary frontend read.
+    const fullPage = await api.gql('query($n: Int) { contacts(first: $n) { totalCount edges { cursor node { _id name email phone countryCode tags createdAt updatedAt groups { _id name } } } } }', { n: 1000 }, auth());
+    expect(fullPage.body.errors).toBeUndefined();
+
     const ordinary = await api.gql(
       '{ groups(first: 20) { totalCount edges { node { _id name color contactCount } } } contacts(first: 20) { totalCount edges { node { _id name email phone tags } } } }',
       undefined,

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import type { Context } from '../context.js';
 import { HttpError, toHttpError } from '../lib/errors.js';
+import { costLimit } from './cost-limit.js';
 import { depthLimit } from './depth-limit.js';
 import { buildSchema } from './schema.js';
 
@@ -46,6 +47,9 @@ export function formatError(log: Logger, production: boolean) {
   };
 }
 
+/** The largest worst-case answer an operation may ask for (see `cost-limit.ts`). */
+export const MAX_COST = 100_000;
+
 export async function createApollo(config: Config, log: Logger): Promise<ApolloServer<Context>> {
   const production = config.env === 'production';
   const armor = new ApolloArmor({
@@ -56,11 +60,9 @@ export async function createApollo(config: Config, log: Logger): Promise<ApolloS
     // parsing hook, which Apollo answers with HTTP 500 for every syntax error and every long document.
     maxTokens: { enabled: false },
     maxDirectives: { n: 50 },
-    // The cost multiplies each list by its literal `first`: a full page of 1,000 contacts with
-    // their fields costs ~65k, 100 contacts with 5 members of each group ~50k; a third nested list
-    // goes into the millions. (A `first` given as a variable counts as 1; page sizes are capped
-    // at 1,000 by the services whatever the cost says.)
-    costLimit: { maxCost: 100_000 },
+    // Cost is our own plugin (`cost-limit.ts`): armor's rule runs before variables are known, so a
+    // `first` passed as a variable would count as 1.
+    costLimit: { enabled: false },
     blockFieldSuggestion: { enabled: production },
   }).protect();
   const apollo = new ApolloServer<Context>({
@@ -72,7 +74,7 @@ export async function createApollo(config: Config, log: Logger): Promise<ApolloS
     csrfPrevention: true,
     parseOptions: { maxLexicalTokens: 1000 },
     validationRules: [...armor.validationRules, depthLimit(10)],
-    plugins: [...(armor.plugins as ApolloServerPlugin<Context>[]), ApolloServerPluginLandingPageDisabled()],
+    plugins: [...(armor.plugins as ApolloServerPlugin<Context>[]), costLimit(MAX_COST), ApolloServerPluginLandingPageDisabled()],
     formatError: formatError(log, production),
   });
   await apollo.start();
