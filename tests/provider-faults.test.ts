@@ -1,11 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { jest } from '@jest/globals';
 import type { Herald } from '../src/server.js';
-// Live mode loads its adapters with parallel dynamic imports, which jest's ESM loader can not link
-// ("request for 'node:http' is not in cache"); loaded here first, they come from its module cache.
-import '../src/delivery/channels/sms-gateway.js';
-import '../src/delivery/channels/smtp.js';
-import '../src/delivery/channels/whatsapp-cloud.js';
 import { startSmsGatewayFake, type SmsGatewayFake } from './fakes/sms-gateway-fake.js';
 import { startSmtpSink, type SinkBehaviour, type SmtpSink } from './fakes/smtp-sink.js';
 import { startWhatsAppFake, type WhatsAppFake } from './fakes/whatsapp-fake.js';

@@ -4,6 +4,9 @@ import { badRequest, notFound } from '../lib/errors.js';
 import { readCredentials } from '../modules/organizations/credentials.js';
 import type { OrganizationRow, StoredCredentials } from '../modules/organizations/dto.js';
 import { createSandboxAdapter } from './channels/sandbox.js';
+import { createSmsGatewayAdapter } from './channels/sms-gateway.js';
+import { createSmtpAdapter } from './channels/smtp.js';
+import { createWhatsAppCloudAdapter } from './channels/whatsapp-cloud.js';
 import { REQUIRED_CREDENTIALS, type Channel, type ChannelAdapter, type DeliveryResult, type DeliveryTarget, type OutboundMessage } from './types.js';
 
 /** A channel ready to send for one organization: its adapter with the organization's credentials. */
@@ -16,13 +19,8 @@ export interface Delivery {
   close(): Promise<void>;
 }
 
-/** Live adapters are loaded only in live mode, so a sandbox install never opens provider clients. */
-async function liveAdapters(config: Config): Promise<Record<Channel, ChannelAdapter>> {
-  const [{ createSmsGatewayAdapter }, { createSmtpAdapter }, { createWhatsAppCloudAdapter }] = await Promise.all([
-    import('./channels/sms-gateway.js'),
-    import('./channels/smtp.js'),
-    import('./channels/whatsapp-cloud.js'),
-  ]);
+/** Live adapters are created only in live mode, so a sandbox install never opens provider clients. */
+function liveAdapters(config: Config): Record<Channel, ChannelAdapter> {
   return {
     sms: createSmsGatewayAdapter({ baseUrl: config.smsApiUrl, timeoutMs: config.providerTimeoutMs }),
     email: createSmtpAdapter({ timeoutMs: config.providerTimeoutMs, maxConnections: 5 }),
@@ -38,7 +36,7 @@ export async function createDelivery(config: Config, db: Db): Promise<Delivery> 
           email: createSandboxAdapter(db, 'email', config.sandboxLatencyMs),
           whatsapp: createSandboxAdapter(db, 'whatsapp', config.sandboxLatencyMs),
         }
-      : await liveAdapters(config);
+      : liveAdapters(config);
   return {
     mode: config.deliveryMode,
     async channelFor(orgId, channel) {
