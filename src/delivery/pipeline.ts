@@ -63,8 +63,9 @@ export const round2 = (n: number) => Math.round(n * 100) / 100;
 
 /**
  * Sends one message to many recipients: reserves the credits and writes the logs (recipients
- * pending) in one transaction, calls the provider batch by batch with bounded concurrency, then
- * settles each batch (recipient results, cost, refund of the unused reservation) in one transaction.
+ * pending) in one statement, calls the provider batch by batch with bounded concurrency, and settles
+ * the finished batches (recipient results, cost, refund of the unused reservation) as they come in,
+ * several logs per statement, while the next batches are with the provider.
  */
 export async function deliver(deps: PipelineDeps, req: SendRequest): Promise<RecipientOutcome[]> {
   const unit = unitCost(deps.config, req.channel, req.body);
@@ -77,42 +78,34 @@ export async function deliver(deps: PipelineDeps, req: SendRequest): Promise<Rec
   const total = round2(batches.reduce((sum, b) => sum + b.reserved, 0));
   await deps.quotas.sendMessages(req.orgId, req.recipients.filter((r) => !r.invalid).length);
 
-  await deps.db.transaction(async (trx) => {
-    if (total > 0) {
-      const updated = await trx('organizations')
-        .where({ id: req.orgId })
-        .andWhere('credits', '>=', total)
-        .decrement('credits', total)
-        .returning('credits');
-      if (!updated.length) {
-        const org = await trx('organizations').where({ id: req.orgId }).first('credits');
-        throw paymentRequired(`Insufficient credits: this send needs ${total} credits and the balance is ${Number(org?.credits ?? 0)}`);
-      }
-    }
-    await trx('message_logs').insert(
-      batches.map((b) => {
-        const recipients: LogRecipient[] = b.recipients.map((r) =>
-          r.invalid ? { recipient: r.recipient, status: 'failed', error: r.invalid } : { recipient: r.recipient, status: 'pending' },
-        );
-        const failed = recipients.filter((r) => r.status === 'failed').length;
-        return {
-          organization_id: req.orgId,
-          id: b.logId,
-          channel: req.channel,
-          sender_user_id: req.senderUserId,
-          sender_api_key_id: req.senderApiKeyId,
-          campaign_id: req.campaignId ?? null,
-          recipients: JSON.stringify(recipients),
-          pending_count: recipients.length - failed,
-          failed_count: failed,
-          message_preview: preview(req.body),
-          message_length: characterCount(req.body),
-          unit_cost: unit,
-          reserved: b.reserved,
-        };
-      }),
+  // Reservation and logs in one statement (so one transaction): the logs are written only when the
+  // balance covered the whole send, and the update's row lock makes concurrent sends queue on it.
+  const logs = batches.map((b) => {
+    const recipients: LogRecipient[] = b.recipients.map((r) =>
+      r.invalid ? { recipient: r.recipient, status: 'failed', error: r.invalid } : { recipient: r.recipient, status: 'pending' },
     );
+    const failed = recipients.filter((r) => r.status === 'failed').length;
+    return { id: b.logId, recipients, pending_count: recipients.length - failed, failed_count: failed, reserved: b.reserved };
   });
+  const written = await deps.db.raw(
+    `WITH reserve AS (
+       UPDATE organizations SET credits = credits - ?::numeric WHERE id = ? AND ?::numeric > 0 AND credits >= ?::numeric RETURNING id
+     )
+     INSERT INTO message_logs (organization_id, id, channel, sender_user_id, sender_api_key_id, campaign_id, recipients,
+                               pending_count, failed_count, message_preview, message_length, unit_cost, reserved)
+     SELECT ?, b.id, ?, ?::uuid, ?::uuid, ?::uuid, b.recipients, b.pending_count, b.failed_count, ?, ?::int, ?::numeric, b.reserved
+     FROM json_to_recordset(?::json) AS b(id uuid, recipients json, pending_count int, failed_count int, reserved numeric)
+     WHERE ?::numeric <= 0 OR EXISTS (SELECT 1 FROM reserve)`,
+    [
+      total, req.orgId, total, total,
+      req.orgId, req.channel, req.senderUserId, req.senderApiKeyId, req.campaignId ?? null, preview(req.body), characterCount(req.body), unit,
+      JSON.stringify(logs), total,
+    ],
+  );
+  if (written.rowCount !== logs.length) {
+    const org = await deps.db('organizations').where({ id: req.orgId }).first('credits');
+    throw paymentRequired(`Insufficient credits: this send needs ${total} credits and the balance is ${Number(org?.credits ?? 0)}`);
+  }
 
   const message: OutboundMessage = {
     channel: req.channel,
@@ -122,15 +115,26 @@ export async function deliver(deps: PipelineDeps, req: SendRequest): Promise<Rec
     body: req.body,
     attachments: req.attachments,
   };
-  const settled = await pMap(
-    batches,
-    async (batch) => {
-      const targets = batch.recipients.filter((r) => !r.invalid) as DeliveryTarget[];
-      const results = await sendWithRetries((some) => req.via(message, some), targets);
-      return settle(deps, req.orgId, batch, unit, results);
-    },
-    { concurrency: Math.max(1, Math.ceil(deps.config.sendConcurrency / 2)) },
-  );
+  // The settle writes run beside the sends, not inside a send slot: batch n is written while
+  // batch n+1 is with the provider, and batches that finish together are written together.
+  const settler = new Settler(deps.db, req.orgId);
+  let settled: RecipientOutcome[][];
+  try {
+    settled = await pMap(
+      batches,
+      async (batch) => {
+        settler.throwIfFailed();
+        const targets = batch.recipients.filter((r) => !r.invalid) as DeliveryTarget[];
+        const results = await sendWithRetries((some) => req.via(message, some), targets);
+        return settler.add(batch, unit, results);
+      },
+      { concurrency: Math.max(1, Math.ceil(deps.config.sendConcurrency / 2)) },
+    );
+  } finally {
+    // Also after a failed send: the batches that did go out are settled before the error surfaces.
+    await settler.idle();
+  }
+  settler.throwIfFailed();
   return settled.flat();
 }
 
@@ -151,38 +155,97 @@ export async function sendWithRetries(call: (targets: DeliveryTarget[]) => Promi
   return targets.map((t) => final.get(t.clientId)!);
 }
 
-async function settle(deps: PipelineDeps, orgId: string, batch: Batch, unit: number, results: DeliveryResult[]): Promise<RecipientOutcome[]> {
-  const byClient = new Map<string, DeliveryResult>();
-  batch.recipients
-    .filter((r) => !r.invalid)
-    .forEach((r, i) => byClient.set(r.clientId!, results[i]!));
-  const outcomes: RecipientOutcome[] = batch.recipients.map((r) => {
-    if (r.invalid) return { recipient: r.recipient, status: 'failed', error: r.invalid };
-    const res = byClient.get(r.clientId!)!;
-    return res.ok ? { recipient: r.recipient, status: 'success' } : { recipient: r.recipient, status: 'failed', error: res.error ?? 'Delivery failed' };
-  });
-  const successes = outcomes.filter((o) => o.status === 'success').length;
-  const cost = round2(unit * successes);
-  const network = results.find((r) => r.ok)?.network ?? results[0]?.network ?? null;
-  await deps.db.transaction(async (trx) => {
-    // A log the sweeper already settled as abandoned keeps that outcome and its refund.
-    const updated = await trx('message_logs')
-      .where({ organization_id: orgId, id: batch.logId })
-      .whereNull('settled_at')
-      .update({
-        recipients: JSON.stringify(outcomes),
-        pending_count: 0,
-        success_count: successes,
-        failed_count: outcomes.length - successes,
-        cost,
-        network,
-        settled_at: trx.raw('now()'),
-        updated_at: trx.raw("date_trunc('milliseconds', now())"),
-      });
-    const refund = round2(batch.reserved - cost);
-    if (updated && refund > 0) await trx('organizations').where({ id: orgId }).increment('credits', refund);
-  });
-  return outcomes;
+interface Settlement {
+  id: string;
+  recipients: RecipientOutcome[];
+  success_count: number;
+  failed_count: number;
+  cost: number;
+  network: string | null;
+}
+
+/** Logs written per settle statement: bounds the statement's size when many batches finish at once. */
+const SETTLE_CHUNK = 25;
+
+/**
+ * Writes the results of one send's batches, one statement at a time and several logs per statement.
+ * Each statement is atomic on its own: it settles only logs still unsettled (one the sweeper already
+ * settled as abandoned keeps that outcome and its refund) and releases exactly their unused
+ * reservation. A failed write stops the send; its unsettled logs are left to `settleAbandoned`.
+ */
+class Settler {
+  private queue: Settlement[] = [];
+  private running: Promise<void> | null = null;
+  private failure: { error: unknown } | null = null;
+
+  constructor(
+    private readonly db: Db,
+    private readonly orgId: string,
+  ) {}
+
+  /** Queues a batch's results for writing and returns its recipients' outcomes. */
+  add(batch: Batch, unit: number, results: DeliveryResult[]): RecipientOutcome[] {
+    let next = 0;
+    let successes = 0;
+    const outcomes: RecipientOutcome[] = batch.recipients.map((r) => {
+      if (r.invalid) return { recipient: r.recipient, status: 'failed', error: r.invalid };
+      const res = results[next++]!;
+      if (res.ok) successes++;
+      return res.ok ? { recipient: r.recipient, status: 'success' } : { recipient: r.recipient, status: 'failed', error: res.error ?? 'Delivery failed' };
+    });
+    this.queue.push({
+      id: batch.logId,
+      recipients: outcomes,
+      success_count: successes,
+      failed_count: outcomes.length - successes,
+      cost: round2(unit * successes),
+      network: results.find((r) => r.ok)?.network ?? results[0]?.network ?? null,
+    });
+    this.running ??= this.drain();
+    return outcomes;
+  }
+
+  throwIfFailed() {
+    if (this.failure) throw this.failure.error;
+  }
+
+  /** Resolves once every queued batch is written (or the writing failed). */
+  async idle() {
+    while (this.running) await this.running;
+  }
+
+  private async drain() {
+    while (this.queue.length && !this.failure) {
+      const chunk = this.queue.splice(0, SETTLE_CHUNK);
+      try {
+        await this.write(chunk);
+      } catch (error) {
+        this.failure = { error };
+      }
+    }
+    this.running = null;
+  }
+
+  private write(chunk: Settlement[]) {
+    return this.db.raw(
+      `WITH input AS (
+         SELECT * FROM json_to_recordset(?::json)
+           AS i(id uuid, recipients json, success_count int, failed_count int, cost numeric, network text)
+       ), settled AS (
+         UPDATE message_logs m
+         SET recipients = i.recipients, pending_count = 0, success_count = i.success_count,
+             failed_count = i.failed_count, cost = i.cost, network = i.network,
+             settled_at = now(), updated_at = date_trunc('milliseconds', now())
+         FROM input i
+         WHERE m.organization_id = ? AND m.id = i.id AND m.settled_at IS NULL
+         RETURNING m.reserved - i.cost AS refund
+       )
+       UPDATE organizations o SET credits = o.credits + r.refund
+       FROM (SELECT sum(refund) AS refund FROM settled) r
+       WHERE o.id = ? AND r.refund > 0`,
+      [JSON.stringify(chunk), this.orgId, this.orgId],
+    );
+  }
 }
 
 /**
