@@ -26,17 +26,15 @@ export function createSandboxAdapter(db: Db, channel: Channel, latencyMs = 0): C
         contentType: a.contentType,
         size: Buffer.from(a.content, 'base64').length,
       }));
-      await db('sandbox_outbox').insert(
-        results.map((r) => ({
-          organization_id: message.orgId,
-          channel,
-          recipient: r.recipient,
-          subject: message.subject ?? null,
-          body: message.body,
-          attachments: JSON.stringify(attachments),
-          status: r.ok ? 'success' : 'failed',
-          error: r.error ?? null,
-        })),
+      // The message once and the recipients as arrays: a 1,000-recipient call is a few parameters,
+      // not 8,000, and the body travels once.
+      await db.raw(
+        `INSERT INTO sandbox_outbox (organization_id, channel, recipient, subject, body, attachments, status, error)
+         SELECT ?, ?, t.recipient, ?, ?, ?::jsonb, t.status, t.error FROM unnest(?::text[], ?::text[], ?::text[]) AS t(recipient, status, error)`,
+        [
+          message.orgId, channel, message.subject ?? null, message.body, JSON.stringify(attachments),
+          results.map((r) => r.recipient), results.map((r) => (r.ok ? 'success' : 'failed')), results.map((r) => r.error ?? null) as string[],
+        ],
       );
       return results;
     },

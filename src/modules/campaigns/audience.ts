@@ -14,8 +14,11 @@ export async function materialiseAudience(trx: Knex.Transaction, campaign: Campa
   const everyone = campaign.recipient_type === 'all';
   const manualEmails = campaign.manual_recipients.filter((r) => r.includes('@'));
   const manualPhones = campaign.manual_recipients.filter((r) => !r.includes('@'));
-  await trx.raw(
+  // The audience is sorted (deduplicated and numbered) in memory rather than spilled to disk.
+  await trx.raw("SET LOCAL work_mem = '64MB'");
+  const counts = await trx.raw(
     `
+    WITH inserted AS (
     INSERT INTO campaign_recipients (organization_id, campaign_id, channel, address, contact_id, batch_no)
     SELECT :orgId, :campaignId, channel, address, contact_id,
            (row_number() OVER (PARTITION BY channel ORDER BY address) - 1) / :batch
@@ -39,7 +42,9 @@ export async function materialiseAudience(trx: Knex.Transaction, campaign: Campa
       ) candidates
       WHERE address IS NOT NULL
       ORDER BY channel, address, contact_id NULLS LAST
-    ) audience`,
+    ) audience
+    RETURNING channel)
+    SELECT channel, count(*)::int AS n FROM inserted GROUP BY channel`,
     {
       orgId,
       campaignId: campaign.id,
@@ -52,9 +57,5 @@ export async function materialiseAudience(trx: Knex.Transaction, campaign: Campa
       phones: manualPhones,
     },
   );
-  const counts = await trx('campaign_recipients')
-    .where({ organization_id: orgId, campaign_id: campaign.id })
-    .groupBy('channel')
-    .select('channel', trx.raw('count(*)::int AS n'));
-  return Object.fromEntries(counts.map((r: { channel: Channel; n: number }) => [r.channel, r.n]));
+  return Object.fromEntries(counts.rows.map((r: { channel: Channel; n: number }) => [r.channel, r.n]));
 }

@@ -275,7 +275,14 @@ export const cancel = operation({
         .where('campaigns.id', id)
         .update({ status: 'canceled', updated_at: nowMs(ctx.db) })
         .returning('*');
-      await t.scoped('campaign_recipients').where({ campaign_id: id, status: 'pending' }).update({ status: 'canceled', updated_at: trx.raw('now()') });
+      // Rows locked by a batch settling right now are skipped: that settle marks them sent or failed.
+      // Waiting for them instead could deadlock, as settling locks recipients before the campaign row.
+      await trx.raw(
+        `UPDATE campaign_recipients SET status = 'canceled', updated_at = now()
+         WHERE organization_id = ? AND campaign_id = ? AND id IN (
+           SELECT id FROM campaign_recipients WHERE organization_id = ? AND campaign_id = ? AND status = 'pending' FOR UPDATE SKIP LOCKED)`,
+        [ctx.caller.orgId, id, ctx.caller.orgId, id],
+      );
       return updated as CampaignRow;
     });
     if (row.schedule_date) await ctx.queue.remove(startJobKey(row.id));
