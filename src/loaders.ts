@@ -20,7 +20,9 @@ function byShape<K extends GroupKey>(keys: readonly K[], shape: (k: K) => string
   const out = new Map<string, K[]>();
   for (const key of keys) {
     const s = shape(key);
-    out.set(s, [...(out.get(s) ?? []), key]);
+    const batch = out.get(s);
+    if (batch) batch.push(key);
+    else out.set(s, [key]);
   }
   return out;
 }

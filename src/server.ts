@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Runner } from 'graphile-worker';
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from './config/config.js';
 import type { Deps } from './context.js';
 import { createDb, type Db } from './db/database.js';
@@ -24,15 +24,17 @@ export interface Herald {
   stop(): Promise<void>;
 }
 
-export function createLogger(config: Config): Logger {
-  return pino({
+/** Structured JSON logs on stdout (or `destination`), credentials redacted. */
+export function createLogger(config: Config, destination?: DestinationStream): Logger {
+  const options = {
     level: config.logLevel,
     base: { service: 'herald' },
     redact: {
       paths: ['req.headers.authorization', 'req.headers["unified-api-key"]', 'req.headers.cookie', '*.password', '*.token', '*.key'],
       censor: '[REDACTED]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 export interface Runtime {

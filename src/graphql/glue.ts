@@ -11,9 +11,20 @@ export const pageArgs = (args: { first?: number | null; after?: string | null })
   cursor: args.after ?? undefined,
 });
 
+/**
+ * An edge whose cursor is encoded only if the query asks for it: a page of 1,000 nodes read without
+ * `cursor` (the common case) then costs no Date, Buffer or base64 work per row.
+ */
+class Edge<T extends { _id: string; createdAt: string }> {
+  constructor(readonly node: T) {}
+  get cursor(): string {
+    return encodeCursor({ created_at: new Date(this.node.createdAt), id: this.node._id });
+  }
+}
+
 /** A page of API objects as a Relay connection; each edge's cursor is its row's keyset position. */
 export function connection<T extends { _id: string; createdAt: string }>(page: Page<T>) {
-  const edges = page.items.map((node) => ({ cursor: encodeCursor({ created_at: new Date(node.createdAt), id: node._id }), node }));
+  const edges = page.items.map((node) => new Edge(node));
   return {
     edges,
     // Relay: endCursor is the last edge's cursor (null only when there are no edges), also on the last page.

@@ -1,5 +1,5 @@
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { Logger } from 'pino';
@@ -74,7 +74,13 @@ export async function createApollo(config: Config, log: Logger): Promise<ApolloS
     csrfPrevention: true,
     parseOptions: { maxLexicalTokens: 1000 },
     validationRules: [...armor.validationRules, depthLimit(10)],
-    plugins: [...(armor.plugins as ApolloServerPlugin<Context>[]), costLimit(MAX_COST), ApolloServerPluginLandingPageDisabled()],
+    plugins: [
+      ...(armor.plugins as ApolloServerPlugin<Context>[]),
+      costLimit(MAX_COST),
+      ApolloServerPluginLandingPageDisabled(),
+      // No field sets cache hints; the default cache-control plugin would still wrap every resolver.
+      ApolloServerPluginCacheControlDisabled(),
+    ],
     formatError: formatError(log, production),
   });
   await apollo.start();
