@@ -1,7 +1,6 @@
 import type { Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
-import type { Runner } from 'graphile-worker';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from './config/config.js';
 import type { Deps } from './context.js';
@@ -11,7 +10,7 @@ import { migrateLatest } from './db/migrate.js';
 import { createDelivery } from './delivery/registry.js';
 import { createApp } from './http/app.js';
 import { createQueue, migrateQueue } from './jobs/queue.js';
-import { startWorkers } from './jobs/worker.js';
+import { startWorkers, type Workers } from './jobs/worker.js';
 import { KeyUsage } from './modules/api-keys/usage.js';
 import { LoginThrottle } from './modules/auth/throttle.js';
 import { TokenService } from './modules/auth/tokens.js';
@@ -40,7 +39,7 @@ export function createLogger(config: Config, destination?: DestinationStream): L
 export interface Runtime {
   deps: Deps;
   databaseUrl: string;
-  workers: Runner | null;
+  workers: Workers | null;
   close(): Promise<void>;
 }
 

@@ -46,8 +46,8 @@ async function scheduleSweep(deps: Deps): Promise<void> {
   await deps.queue.add({ task: SWEEP_KEY, payload: {}, jobKey: SWEEP_KEY, runAt: new Date(Date.now() + every * 1000), maxAttempts: 3 });
 }
 
-export async function startWorkers(deps: Deps, connectionString: string): Promise<Runner> {
-  const runner = await run({
+function startRunner(deps: Deps, connectionString: string): Promise<Runner> {
+  return run({
     connectionString,
     concurrency: deps.config.workerConcurrency,
     noHandleSignals: true,
@@ -56,6 +56,66 @@ export async function startWorkers(deps: Deps, connectionString: string): Promis
     taskList: taskList(deps),
     preset: { worker: { localQueue: { size: Math.max(10, deps.config.workerConcurrency * 5) } } },
   } as Parameters<typeof run>[0]);
-  await scheduleSweep(deps);
-  return runner;
+}
+
+export interface Workers {
+  stop(): Promise<void>;
+}
+
+/** What supervision needs of a graphile-worker runner. */
+export type RunnerLike = Pick<Runner, 'promise' | 'stop'>;
+
+/**
+ * Keeps a runner running: when its promise rejects (graphile-worker shuts its pool down when it
+ * can not record a job's outcome, e.g. Postgres away for longer than its retries), the error is
+ * logged and a new runner started, with growing pauses while starting fails. The jobs the old pool
+ * held are unlocked by graphile-worker after its lock timeout, and every task is safe to run twice.
+ */
+export async function supervise(start: () => Promise<RunnerLike>, log: Deps['log'], onStart: () => Promise<void> = async () => {}): Promise<Workers> {
+  let runner: RunnerLike | null = null;
+  let stopping = false;
+  let timer: NodeJS.Timeout | undefined;
+
+  const watch = (current: RunnerLike) => {
+    current.promise.catch((err: unknown) => {
+      if (stopping || runner !== current) return;
+      runner = null;
+      log.error({ err }, 'queue workers stopped on an error; starting them again');
+      restart(1000);
+    });
+  };
+  const restart = (delayMs: number) => {
+    timer = setTimeout(() => {
+      if (stopping) return;
+      start().then(
+        (next) => {
+          if (stopping) return void next.stop().catch(() => undefined);
+          runner = next;
+          watch(next);
+          onStart().catch((err: unknown) => log.warn({ err }, 'queue workers restarted, but their start-up step failed'));
+        },
+        (err: unknown) => {
+          log.warn({ err }, 'queue workers could not start yet');
+          restart(Math.min(delayMs * 2, 15_000));
+        },
+      );
+    }, delayMs);
+  };
+
+  runner = await start();
+  watch(runner);
+  await onStart();
+  return {
+    async stop() {
+      stopping = true;
+      clearTimeout(timer);
+      const current = runner;
+      runner = null;
+      await current?.stop().catch((err: unknown) => log.warn({ err }, 'queue workers stopped with an error'));
+    },
+  };
+}
+
+export function startWorkers(deps: Deps, connectionString: string): Promise<Workers> {
+  return supervise(() => startRunner(deps, connectionString), deps.log, () => scheduleSweep(deps));
 }

@@ -1,0 +1,57 @@
+import { jest } from '@jest/globals';
+import { pino } from 'pino';
+import { supervise, type RunnerLike } from '../src/jobs/worker.js';
+
+// graphile-worker rejects its runner's promise when it gives up (it could not record a job's
+// outcome while Postgres was away). Herald logs that and starts a new runner.
+function fakeRunner() {
+  let fail!: (err: Error) => void;
+  const promise = new Promise<void>((_resolve, reject) => (fail = reject));
+  const runner: RunnerLike & { fail: (err: Error) => void; stopped: boolean } = {
+    promise,
+    stopped: false,
+    fail,
+    stop: async () => {
+      runner.stopped = true;
+    },
+  };
+  return runner;
+}
+
+test('a runner that fails is replaced, after a pause, and stop() stops the current one', async () => {
+  jest.useFakeTimers();
+  try {
+    const runners: ReturnType<typeof fakeRunner>[] = [];
+    let attempts = 0;
+    const start = async () => {
+      attempts++;
+      // The second start fails (database still away); the third succeeds.
+      if (attempts === 2) throw new Error('connect ECONNREFUSED');
+      const r = fakeRunner();
+      runners.push(r);
+      return r;
+    };
+    const onStart = jest.fn(async () => {});
+    const workers = await supervise(start, pino({ level: 'silent' }), onStart);
+    expect(runners).toHaveLength(1);
+    expect(onStart).toHaveBeenCalledTimes(1);
+
+    runners[0]!.fail(new Error('Could not failJobs; queue is in an inconsistent state; aborting.'));
+    await jest.advanceTimersByTimeAsync(1000); // first restart: refused
+    expect(attempts).toBe(2);
+    expect(runners).toHaveLength(1);
+    await jest.advanceTimersByTimeAsync(2000); // second restart, after a longer pause
+    expect(attempts).toBe(3);
+    expect(runners).toHaveLength(2);
+    expect(onStart).toHaveBeenCalledTimes(2);
+
+    await workers.stop();
+    expect(runners[1]!.stopped).toBe(true);
+    // A failure after stop() is not followed by another start.
+    runners[1]!.fail(new Error('late'));
+    await jest.advanceTimersByTimeAsync(60_000);
+    expect(attempts).toBe(3);
+  } finally {
+    jest.useRealTimers();
+  }
+});
