@@ -20,6 +20,9 @@ export const redactUrl = (url: string | undefined) => url?.replace(/([?&]apikey=
 export async function createApp(deps: Deps): Promise<{ app: Express; close: () => Promise<void> }> {
   const app = express();
   app.disable('x-powered-by');
+  // Express hashes every response body for a weak ETag (a 1,000-contact page is ~360 KB of SHA-1
+  // per request) that no API client of ours revalidates with.
+  app.set('etag', false);
   app.set('trust proxy', deps.config.trustProxy);
   app.set('query parser', 'simple');
 
