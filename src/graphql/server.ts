@@ -71,6 +71,9 @@ export async function createApollo(config: Config, log: Logger): Promise<ApolloS
     hideSchemaDetailsFromClientErrors: production,
     includeStacktraceInErrorResponses: false,
     allowBatchedHttpRequests: false,
+    // Herald drains and stops Apollo itself; Apollo's own handler (on outside NODE_ENV=test) would
+    // stop it and re-raise the signal, killing the process before requests and jobs have drained.
+    stopOnTerminationSignals: false,
     csrfPrevention: true,
     parseOptions: { maxLexicalTokens: 1000 },
     validationRules: [...armor.validationRules, depthLimit(10)],

@@ -16,23 +16,30 @@ export interface HeraldProcess {
   logs: Record<string, unknown>[];
 }
 
+/** `env` values of '' remove the variable (e.g. `DATABASE_URL: ''` for the embedded Postgres). */
 export async function startHeraldProcess(env: Record<string, string>): Promise<HeraldProcess> {
+  const fullEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_OPTIONS: '',
+    NODE_ENV: 'test',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATA_DIR: mkdtempSync(path.join(tmpdir(), 'herald-proc-')),
+    JWT_SECRET: TEST_JWT_SECRET,
+    CREDENTIALS_KEY: TEST_CREDENTIALS_KEY,
+    BCRYPT_ROUNDS: '4',
+    LOG_LEVEL: 'info',
+    ...env,
+  };
+  for (const [k, v] of Object.entries(fullEnv)) if (v === '') delete fullEnv[k];
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: {
-      ...process.env,
-      NODE_OPTIONS: '',
-      NODE_ENV: 'test',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      DATA_DIR: mkdtempSync(path.join(tmpdir(), 'herald-proc-')),
-      JWT_SECRET: TEST_JWT_SECRET,
-      CREDENTIALS_KEY: TEST_CREDENTIALS_KEY,
-      BCRYPT_ROUNDS: '4',
-      LOG_LEVEL: 'info',
-      ...env,
-    },
+    env: fullEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  return watchProcess(child);
+}
+
+async function watchProcess(child: ChildProcess): Promise<HeraldProcess> {
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );

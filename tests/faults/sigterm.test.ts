@@ -23,7 +23,8 @@ afterAll(async () => {
 });
 
 test('SIGTERM under load drains in-flight requests and jobs and exits within 10 s', async () => {
-  const env = { DATABASE_URL: database.url, SANDBOX_LATENCY_MS: '1000', CAMPAIGN_INLINE_LIMIT: '10', WORKER_CONCURRENCY: '2', CAMPAIGN_LEASE_SECONDS: '2' };
+  // As operators run it: production, where libraries that install their own signal handlers do.
+  const env = { NODE_ENV: 'production', DELIVERY_MODE: 'sandbox', DATABASE_URL: database.url, SANDBOX_LATENCY_MS: '1000', CAMPAIGN_INLINE_LIMIT: '10', WORKER_CONCURRENCY: '2', CAMPAIGN_LEASE_SECONDS: '2' };
   const first = await startHeraldProcess(env);
   procs.push(first);
   const api = client(first.url);
