@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { freshDatabase, median, startProcess } from './lib/harness.js';
+import { freshDatabase, median, startProcess, summary } from './lib/harness.js';
 
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -88,6 +88,7 @@ try {
   const k = median(copyTimes);
   console.log(`campaign median ${c.toFixed(0)} ms (${((CONTACTS / c) * 1000).toFixed(0)} recipients/s); COPY median ${k.toFixed(0)} ms`);
   console.log(`campaign / COPY: ${(c / k).toFixed(2)}x (goal <= 2x)`);
+  summary({ goal: '>= 0.50', spread: ['herald', campaignTimes, 'baseline', copyTimes, 'ms'] });
   console.log(`ratio: ${(k / c).toFixed(3)}`);
 } finally {
   await pool.end();

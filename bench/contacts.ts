@@ -1,7 +1,7 @@
 // GET /contacts (1,000 contacts in one page) on Herald against a bare node:http + pg server running
 // the same SQL, in interleaved autocannon rounds. Prints the figures and `ratio: <herald/bare>`.
 import { randomBytes } from 'node:crypto';
-import { compare, freshDatabase, load, report, startProcess } from './lib/harness.js';
+import { compare, freshDatabase, load, median, report, startProcess, summary } from './lib/harness.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -60,6 +60,11 @@ try {
       ROUNDS,
     );
     const ratio = report(results, 'herald', 'bare');
+    summary({
+      goal: '>= 0.90',
+      p99: ['herald', median(results.herald!.map((r) => r.p99)), 'baseline', median(results.bare!.map((r) => r.p99))],
+      spread: ['herald', results.herald!.map((r) => r.rps), 'baseline', results.bare!.map((r) => r.rps), 'req/s'],
+    });
     console.log(`ratio: ${ratio.toFixed(3)}`);
   } finally {
     await bare.stop();
