@@ -6,11 +6,13 @@ import { supervise, type RunnerLike } from '../src/jobs/worker.js';
 // outcome while Postgres was away). Herald logs that and starts a new runner.
 function fakeRunner() {
   let fail!: (err: Error) => void;
-  const promise = new Promise<void>((_resolve, reject) => (fail = reject));
-  const runner: RunnerLike & { fail: (err: Error) => void; stopped: boolean } = {
+  let end!: () => void;
+  const promise = new Promise<void>((resolve, reject) => ((fail = reject), (end = resolve)));
+  const runner: RunnerLike & { fail: (err: Error) => void; end: () => void; stopped: boolean } = {
     promise,
     stopped: false,
     fail,
+    end,
     stop: async () => {
       runner.stopped = true;
     },
@@ -45,12 +47,19 @@ test('a runner that fails is replaced, after a pause, and stop() stops the curre
     expect(runners).toHaveLength(2);
     expect(onStart).toHaveBeenCalledTimes(2);
 
+    // A runner that stops itself (graphile-worker resolves its promise when its pool failed) is
+    // replaced too.
+    runners[1]!.end();
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(attempts).toBe(4);
+    expect(runners).toHaveLength(3);
+
     await workers.stop();
-    expect(runners[1]!.stopped).toBe(true);
+    expect(runners[2]!.stopped).toBe(true);
     // A failure after stop() is not followed by another start.
-    runners[1]!.fail(new Error('late'));
+    runners[2]!.fail(new Error('late'));
     await jest.advanceTimersByTimeAsync(60_000);
-    expect(attempts).toBe(3);
+    expect(attempts).toBe(4);
   } finally {
     jest.useRealTimers();
   }

@@ -33,6 +33,17 @@ export function taskList(deps: Deps): TaskList {
         deps.log.warn({ chunks: stalled.length }, 'requeueing stalled campaign chunks');
         await deps.queue.addMany(stalled.map(chunkJob));
       }
+      // A scheduled start whose job is stuck (held by a process that died, or by a worker pool that
+      // failed while Postgres was away: graphile-worker frees such locks only after hours) is queued
+      // again; the start itself only ever moves a campaign out of `scheduled` once.
+      const overdue = (await deps.db('campaigns')
+        .where({ status: 'scheduled' })
+        .andWhere('schedule_date', '<', deps.db.raw('now() - make_interval(secs => ?)', [deps.config.campaignLeaseSeconds]))
+        .limit(1000)) as CampaignRow[];
+      if (overdue.length) {
+        deps.log.warn({ campaigns: overdue.length }, 'requeueing overdue scheduled campaigns');
+        await deps.queue.addMany(overdue.map((c) => ({ ...startJob(c), runAt: new Date() })));
+      }
       const abandoned = await settleAbandoned(deps.db, deps.config.sendAbandonSeconds);
       if (abandoned) deps.log.warn({ logs: abandoned }, 'settled message logs abandoned by a dead process');
       await scheduleSweep(deps);
@@ -54,7 +65,16 @@ function startRunner(deps: Deps, connectionString: string): Promise<Runner> {
     pollInterval: 1000,
     logger: quietLogger(deps.log),
     taskList: taskList(deps),
-    preset: { worker: { localQueue: { size: Math.max(10, deps.config.workerConcurrency * 5) } } },
+    preset: {
+      worker: {
+        localQueue: { size: Math.max(10, deps.config.workerConcurrency * 5) },
+        // Record job outcomes through graphile-worker's batching path, which retries with backoff
+        // (minutes) while Postgres is away. Unbatched, a failure to record one is left as an
+        // unhandled rejection (worker.js calls failJob without awaiting it) and ends the process.
+        completeJobBatchDelay: 0,
+        failJobBatchDelay: 0,
+      },
+    },
   } as Parameters<typeof run>[0]);
 }
 
@@ -66,9 +86,8 @@ export interface Workers {
 export type RunnerLike = Pick<Runner, 'promise' | 'stop'>;
 
 /**
- * Keeps a runner running: when its promise rejects (graphile-worker shuts its pool down when it
- * can not record a job's outcome, e.g. Postgres away for longer than its retries), the error is
- * logged and a new runner started, with growing pauses while starting fails. The jobs the old pool
+ * Keeps a runner running: when it ends without being asked to (graphile-worker shuts its pool down
+ * when it can not record a job's outcome, e.g. Postgres away), that is logged and a new runner started, with growing pauses while starting fails. The jobs the old pool
  * held are unlocked by graphile-worker after its lock timeout, and every task is safe to run twice.
  */
 export async function supervise(start: () => Promise<RunnerLike>, log: Deps['log'], onStart: () => Promise<void> = async () => {}): Promise<Workers> {
@@ -76,13 +95,16 @@ export async function supervise(start: () => Promise<RunnerLike>, log: Deps['log
   let stopping = false;
   let timer: NodeJS.Timeout | undefined;
 
+  // graphile-worker's runner stops itself when its pool fails, and its promise then resolves (or,
+  // for other failures, rejects): either way, a runner that ends while not asked to is replaced.
   const watch = (current: RunnerLike) => {
-    current.promise.catch((err: unknown) => {
+    const ended = (err: unknown) => {
       if (stopping || runner !== current) return;
       runner = null;
-      log.error({ err }, 'queue workers stopped on an error; starting them again');
+      log.error({ err }, 'queue workers stopped unexpectedly; starting them again');
       restart(1000);
-    });
+    };
+    current.promise.then(() => ended(null), ended);
   };
   const restart = (delayMs: number) => {
     timer = setTimeout(() => {
