@@ -8,6 +8,7 @@ import type { Context } from '../context.js';
 import { HttpError, toHttpError } from '../lib/errors.js';
 import { costLimit } from './cost-limit.js';
 import { depthLimit } from './depth-limit.js';
+import { jitExecution } from './executor.js';
 import { buildSchema } from './schema.js';
 
 /** Apollo's own codes for requests that never reached a resolver: all the client's doing. */
@@ -66,7 +67,7 @@ export async function createApollo(config: Config, log: Logger): Promise<ApolloS
     blockFieldSuggestion: { enabled: production },
   }).protect();
   const apollo = new ApolloServer<Context>({
-    schema: buildSchema(),
+    gateway: jitExecution(buildSchema()),
     introspection: !production,
     hideSchemaDetailsFromClientErrors: production,
     includeStacktraceInErrorResponses: false,
