@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
 import { crc32 } from 'node:zlib';
 import type { Herald } from '../src/server.js';
 import { addUser, client, createApiKey, ISO_MS, signupOrg, startTestHerald, UUID_RE, type Client, type Credential, type Org, type Reply } from './helpers/herald.js';
+import { expectError, expectValidation, expectGqlError, sortedKeys as sorted } from './helpers/expect.js';
 
 let herald: Herald;
 let api: Client;
@@ -13,35 +13,10 @@ beforeAll(async () => {
 });
 afterAll(() => herald.stop());
 
-const ERROR_KEYS = ['error', 'message', 'statusCode'];
-const sorted = (o: object) => Object.keys(o).sort();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const KEY_RE = /^uak_[0-9A-Za-z]{38}$/;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const FORBIDDEN = 'Insufficient permissions';
-
-function expectError(res: Reply, status: number, message?: string) {
-  expect(res.status).toBe(status);
-  expect(sorted(res.body)).toEqual(ERROR_KEYS);
-  expect(res.body.statusCode).toBe(status);
-  expect(res.body.error).toBe(STATUS_CODES[status]);
-  if (message !== undefined) expect(res.body.message).toBe(message);
-}
-
-function expectValidation(res: Reply, fields: string[]) {
-  expect(res.status).toBe(400);
-  expect(sorted(res.body)).toEqual(['details', ...ERROR_KEYS].sort());
-  expect(res.body).toMatchObject({ statusCode: 400, error: 'Bad Request' });
-  expect([...new Set(res.body.details.map((d: any) => d.field))].sort()).toEqual([...fields].sort());
-}
-
-function expectGqlError(res: Reply, statusCode: number, code: string, message?: string) {
-  expect(Array.isArray(res.body.errors)).toBe(true);
-  const [err] = res.body.errors;
-  expect(err.extensions.statusCode).toBe(statusCode);
-  expect(err.extensions.code).toBe(code);
-  if (message !== undefined) expect(err.message).toBe(message);
-}
 
 /** Base62 of a 32-bit number, most significant digit first, zero-padded to 6 characters. */
 function base62(n: number): string {

@@ -1,8 +1,8 @@
 import { createHmac, generateKeyPairSync, randomInt, randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
 import jwt from 'jsonwebtoken';
 import type { Herald } from '../src/server.js';
 import {
+  addUser,
   client,
   createApiKey,
   ISO_MS,
@@ -16,6 +16,7 @@ import {
   type Org,
   type Reply,
 } from './helpers/herald.js';
+import { expectError, expectValidation, expectGqlError, sortedKeys as sorted } from './helpers/expect.js';
 
 let herald: Herald;
 let api: Client;
@@ -32,44 +33,9 @@ beforeAll(async () => {
 });
 afterAll(() => herald.stop());
 
-const ERROR_KEYS = ['error', 'message', 'statusCode'];
 const USER_KEYS = ['_id', 'countryCode', 'createdAt', 'email', 'firstName', 'isActive', 'lastName', 'organization', 'phoneNumber', 'role', 'updatedAt'];
 const LOGIN_USER_KEYS = ['_id', 'email', 'firstName', 'isActive', 'lastName', 'organization', 'role'];
-const sorted = (o: object) => Object.keys(o).sort();
 const now = () => Math.floor(Date.now() / 1000);
-
-/** Exactly `{ statusCode, message, error }` with the standard reason phrase. */
-function expectError(res: Reply, status: number, message?: string) {
-  expect(res.status).toBe(status);
-  expect(sorted(res.body)).toEqual(ERROR_KEYS);
-  expect(res.body.statusCode).toBe(status);
-  expect(res.body.error).toBe(STATUS_CODES[status]);
-  expect(typeof res.body.message).toBe('string');
-  if (message !== undefined) expect(res.body.message).toBe(message);
-}
-
-/** A 400 validation failure naming exactly these fields, in `message` and in `details`. */
-function expectValidation(res: Reply, fields: string[]) {
-  expect(res.status).toBe(400);
-  expect(sorted(res.body)).toEqual(['details', ...ERROR_KEYS].sort());
-  expect(res.body).toMatchObject({ statusCode: 400, error: 'Bad Request' });
-  const details = res.body.details as { field: string; message: string }[];
-  for (const d of details) {
-    expect(sorted(d)).toEqual(['field', 'message']);
-    expect(d.message.startsWith(d.field)).toBe(true);
-  }
-  expect([...new Set(details.map((d) => d.field))].sort()).toEqual([...fields].sort());
-  expect(res.body.message).toBe(details.map((d) => d.message).join('; '));
-}
-
-function expectGqlError(res: Reply, statusCode: number, code: string, message?: string) {
-  expect(Array.isArray(res.body.errors)).toBe(true);
-  const [err] = res.body.errors;
-  expect(err.extensions.statusCode).toBe(statusCode);
-  expect(err.extensions.code).toBe(code);
-  if (message !== undefined) expect(err.message).toBe(message);
-  return err;
-}
 
 const login = (email: string, password: string, from: Record<string, string> = FROM_US) =>
   api.post('/auth/login', { email, password }, undefined, from);
@@ -97,20 +63,6 @@ const decode = (token: string) => {
   const [h, p, s] = token.split('.');
   return { header: JSON.parse(Buffer.from(h!, 'base64url').toString()), payload: JSON.parse(Buffer.from(p!, 'base64url').toString()), sig: s };
 };
-
-async function addMember(admin: Org, role: 'admin' | 'user' = 'user') {
-  const email = uniqueEmail(role);
-  const password = 'another good password';
-  const created = await api.post(
-    '/users',
-    { firstName: 'Grace', lastName: 'Hopper', email, password, countryCode: '+254', phoneNumber: '700000001', role },
-    { token: admin.token },
-  );
-  if (created.status !== 201) throw new Error(`create user failed: ${created.status} ${JSON.stringify(created.body)}`);
-  const res = await login(email, password);
-  if (res.status !== 200) throw new Error(`login failed: ${res.status}`);
-  return { token: res.body.token as string, user: created.body, email, password };
-}
 
 const orgsNamed = (name: string) => herald.db('organizations').where({ name }).count<{ count: string }[]>('* as count').then((r) => Number(r[0]!.count));
 const usersWithEmail = (email: string) =>
@@ -321,7 +273,7 @@ describe('POST /auth/login', () => {
   });
 
   test('a deactivated user can not log in (401 Invalid credentials), a reactivated one can', async () => {
-    const member = await addMember(org);
+    const member = await addUser(api, org);
     expect((await api.put(`/users/${member.user._id}/deactivate`, undefined, { token: org.token })).status).toBe(200);
     expectError(await login(member.email, member.password), 401, 'Invalid credentials');
     expect((await api.put(`/users/${member.user._id}/reactivate`, undefined, { token: org.token })).status).toBe(200);
@@ -522,7 +474,7 @@ describe('JWT', () => {
   });
 
   test('a deactivated user’s token is 401 Invalid token at once', async () => {
-    const member = await addMember(org);
+    const member = await addUser(api, org);
     expect((await me(bearer(member.token))).status).toBe(200);
     expect((await api.put(`/users/${member.user._id}/deactivate`, undefined, { token: org.token })).status).toBe(200);
     expectError(await me(bearer(member.token)), 401, 'Invalid token');
@@ -530,14 +482,14 @@ describe('JWT', () => {
   });
 
   test('a deleted user’s token is 401 Invalid token at once', async () => {
-    const member = await addMember(org);
+    const member = await addUser(api, org);
     expect((await me(bearer(member.token))).status).toBe(200);
     expect((await api.delete(`/users/${member.user._id}`, { token: org.token })).status).toBe(200);
     expectError(await me(bearer(member.token)), 401, 'Invalid token');
   });
 
   test('tokens issued before a password change are refused; a login after it works at once', async () => {
-    const member = await addMember(org);
+    const member = await addUser(api, org);
     const older = (await login(member.email, member.password)).body.token as string;
     const changed = await api.put(`/users/${member.user._id}/password`, { oldPassword: member.password, newPassword: 'a brand new password' }, { token: member.token });
     expect(changed.status).toBe(200);
@@ -556,7 +508,7 @@ describe('JWT', () => {
   });
 
   test('each password change refuses every token issued before it, even two changes within one second', async () => {
-    const member = await addMember(org);
+    const member = await addUser(api, org);
     let password = member.password;
     let token = member.token;
     for (let i = 0; i < 4; i++) {
@@ -573,7 +525,7 @@ describe('JWT', () => {
   });
 
   test('a role change takes effect at once: a demoted admin’s old token no longer acts as admin', async () => {
-    const second = await addMember(org, 'admin');
+    const second = await addUser(api, org, 'admin');
     expect((await api.get('/users', { token: second.token })).status).toBe(200);
     expect((await api.put(`/users/${second.user._id}`, { role: 'user' }, { token: org.token })).status).toBe(200);
     const res = await api.get('/users', { token: second.token });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Herald } from '../src/server.js';
 import { client, isolatedDatabase, signupBody, signupOrg, startTestHerald, UUID_RE, type Client, type Org, type Reply } from './helpers/herald.js';
+import { ERROR_KEYS, expectError, sortedKeys as sorted } from './helpers/expect.js';
 
 let herald: Herald;
 let api: Client;
@@ -14,22 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => herald.stop());
 
-const ERROR_KEYS = ['error', 'message', 'statusCode'];
-const sorted = (o: object) => Object.keys(o).sort();
 const auth = () => ({ token: org.token });
-
-/** Exactly `{ statusCode, message, error }` with the standard reason phrase. */
-function expectError(res: Reply, status: number, message?: string | RegExp) {
-  expect(res.status).toBe(status);
-  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-  expect(sorted(res.body)).toEqual(ERROR_KEYS);
-  expect(res.body.statusCode).toBe(status);
-  expect(res.body.error).toBe(STATUS_CODES[status]);
-  expect(typeof res.body.message).toBe('string');
-  expect(res.body.message.length).toBeGreaterThan(0);
-  if (typeof message === 'string') expect(res.body.message).toBe(message);
-  else if (message) expect(res.body.message).toMatch(message);
-}
 
 /** A 400 whose `details` name exactly these fields, and whose message is their messages joined. */
 function expectRejectedFields(res: Reply, fields: string[]) {

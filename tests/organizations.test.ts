@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
 import type { Herald } from '../src/server.js';
 import { addUser, client, createApiKey, ISO_MS, signupOrg, startTestHerald, UUID_RE, type Client, type Org, type Reply } from './helpers/herald.js';
+import { expectError, expectValidation, expectGqlError, sortedKeys as sorted } from './helpers/expect.js';
 
 let herald: Herald;
 let api: Client;
@@ -25,40 +25,6 @@ const CREDENTIAL_KEYS = [
   'sms_shortCode',
   'whatsapp_phone_number_id',
 ];
-const ERROR_KEYS = ['error', 'message', 'statusCode'];
-const sorted = (o: object) => Object.keys(o).sort();
-
-function expectError(res: Reply, status: number, message?: string | RegExp) {
-  expect(res.status).toBe(status);
-  expect(sorted(res.body)).toEqual(ERROR_KEYS);
-  expect(res.body.statusCode).toBe(status);
-  expect(res.body.error).toBe(STATUS_CODES[status]);
-  expect(typeof res.body.message).toBe('string');
-  if (typeof message === 'string') expect(res.body.message).toBe(message);
-  else if (message) expect(res.body.message).toMatch(message);
-}
-
-function expectValidation(res: Reply, fields: string[]) {
-  expect(res.status).toBe(400);
-  expect(sorted(res.body)).toEqual(['details', ...ERROR_KEYS].sort());
-  expect(res.body.statusCode).toBe(400);
-  expect(res.body.error).toBe('Bad Request');
-  const details = res.body.details as { field: string; message: string }[];
-  for (const d of details) {
-    expect(sorted(d)).toEqual(['field', 'message']);
-    expect(d.message.startsWith(d.field)).toBe(true);
-  }
-  expect([...new Set(details.map((d) => d.field))].sort()).toEqual([...fields].sort());
-  expect(res.body.message).toBe(details.map((d) => d.message).join('; '));
-}
-
-function expectGqlError(res: Reply, statusCode: number, code: string, message?: string) {
-  expect(Array.isArray(res.body.errors)).toBe(true);
-  const [err] = res.body.errors;
-  expect(err.extensions.statusCode).toBe(statusCode);
-  expect(err.extensions.code).toBe(code);
-  if (message) expect(err.message).toBe(message);
-}
 
 function expectOrganization(body: any) {
   expect(sorted(body)).toEqual(ORG_KEYS);

@@ -1,5 +1,4 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
 import type { Herald } from '../src/server.js';
 import {
   client,
@@ -14,6 +13,7 @@ import {
   type Org,
   type Reply,
 } from './helpers/herald.js';
+import { ERROR_KEYS, expectError, expectValidation, expectGqlError, sortedKeys as sorted } from './helpers/expect.js';
 
 let herald: Herald;
 let api: Client;
@@ -43,39 +43,9 @@ const USER_KEYS = [
   'updatedAt',
 ];
 const LISTED_KEYS = ['_id', 'createdAt', 'email', 'firstName', 'isActive', 'lastName', 'organization', 'role', 'updatedAt'];
-const ERROR_KEYS = ['error', 'message', 'statusCode'];
 const FORBIDDEN_BODY = { statusCode: 403, message: 'Insufficient permissions', error: 'Forbidden' };
 const NOT_FOUND_BODY = { statusCode: 404, message: 'Resource not found', error: 'Not Found' };
-const sorted = (o: object) => Object.keys(o).sort();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Exactly `{ statusCode, message, error }` with the standard reason phrase. */
-function expectError(res: Reply, status: number, message?: string | RegExp) {
-  expect(res.status).toBe(status);
-  expect(sorted(res.body)).toEqual(ERROR_KEYS);
-  expect(res.body.statusCode).toBe(status);
-  expect(res.body.error).toBe(STATUS_CODES[status]);
-  expect(typeof res.body.message).toBe('string');
-  if (typeof message === 'string') expect(res.body.message).toBe(message);
-  else if (message) expect(res.body.message).toMatch(message);
-}
-
-/** A 400 validation failure naming exactly these fields, in `message` and in `details`. */
-function expectValidation(res: Reply, fields: string[]) {
-  expect(res.status).toBe(400);
-  expect(sorted(res.body)).toEqual(['details', ...ERROR_KEYS].sort());
-  expect(res.body.statusCode).toBe(400);
-  expect(res.body.error).toBe('Bad Request');
-  const details = res.body.details as { field: string; message: string }[];
-  expect(Array.isArray(details)).toBe(true);
-  for (const d of details) {
-    expect(sorted(d)).toEqual(['field', 'message']);
-    expect(d.message.startsWith(d.field)).toBe(true);
-  }
-  expect([...new Set(details.map((d) => d.field))].sort()).toEqual([...fields].sort());
-  expect(res.body.message).toBe(details.map((d) => d.message).join('; '));
-  for (const f of fields) expect(res.body.message).toContain(f);
-}
 
 /** A 400 about one query parameter: the error shape, with or without validation `details`. */
 function expectBadParameter(res: Reply, param: string) {
@@ -85,14 +55,6 @@ function expectBadParameter(res: Reply, param: string) {
   expect(res.body).toMatchObject({ statusCode: 400, error: 'Bad Request' });
   expect(res.body.message).toContain(param);
   if (res.body.details) expect(res.body.details.map((d: any) => d.field)).toEqual([param]);
-}
-
-function expectGqlError(res: Reply, statusCode: number, code: string, message?: string) {
-  expect(Array.isArray(res.body.errors)).toBe(true);
-  const [err] = res.body.errors;
-  expect(err.extensions.statusCode).toBe(statusCode);
-  expect(err.extensions.code).toBe(code);
-  if (message) expect(err.message).toBe(message);
 }
 
 function expectFullUser(u: any) {

@@ -122,6 +122,7 @@ export async function addUser(api: Client, admin: Org, role: 'admin' | 'user' = 
   );
   if (created.status !== 201) throw new Error(`create user failed: ${created.status} ${JSON.stringify(created.body)}`);
   const login = await api.post('/auth/login', { email, password });
+  if (login.status !== 200) throw new Error(`login failed: ${login.status} ${JSON.stringify(login.body)}`);
   return { token: login.body.token as string, user: created.body, email, password };
 }
 
