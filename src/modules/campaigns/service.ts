@@ -277,12 +277,17 @@ export const cancel = operation({
         .returning('*');
       // Rows locked by a batch settling right now are skipped: that settle marks them sent or failed.
       // Waiting for them instead could deadlock, as settling locks recipients before the campaign row.
-      await trx.raw(
-        `UPDATE campaign_recipients SET status = 'canceled', updated_at = now()
-         WHERE organization_id = ? AND campaign_id = ? AND id IN (
-           SELECT id FROM campaign_recipients WHERE organization_id = ? AND campaign_id = ? AND status = 'pending' FOR UPDATE SKIP LOCKED)`,
-        [ctx.caller.orgId, id, ctx.caller.orgId, id],
-      );
+      const unsent = t
+        .scoped('campaign_recipients')
+        .where({ 'campaign_recipients.campaign_id': id, 'campaign_recipients.status': 'pending' })
+        .select('campaign_recipients.id')
+        .forUpdate()
+        .skipLocked();
+      await t
+        .scoped('campaign_recipients')
+        .where('campaign_recipients.campaign_id', id)
+        .whereIn('campaign_recipients.id', unsent)
+        .update({ status: 'canceled', updated_at: trx.raw('now()') });
       return updated as CampaignRow;
     });
     if (row.schedule_date) await ctx.queue.remove(startJobKey(row.id));
