@@ -8,6 +8,8 @@ import type { TokenService } from './modules/auth/tokens.js';
 import type { Delivery } from './delivery/registry.js';
 import type { Queue } from './jobs/queue.js';
 import type { Quotas } from './modules/quotas/quotas.js';
+import type { CallerCache } from './modules/auth/caller-cache.js';
+import type { KeyRow, UserRow } from './modules/auth/authenticate.js';
 
 export type Role = 'admin' | 'user';
 
@@ -32,6 +34,8 @@ export interface Deps {
   delivery: Delivery;
   queue: Queue;
   quotas: Quotas;
+  /** The user and API-key rows authentication re-reads, kept briefly and dropped when they change. */
+  callers: CallerCache<UserRow, KeyRow>;
 }
 
 export interface Credentials {

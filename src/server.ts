@@ -12,6 +12,7 @@ import { createApp } from './http/app.js';
 import { createQueue, migrateQueue } from './jobs/queue.js';
 import { startWorkers, type Workers } from './jobs/worker.js';
 import { KeyUsage } from './modules/api-keys/usage.js';
+import { CallerCache } from './modules/auth/caller-cache.js';
 import { LoginThrottle } from './modules/auth/throttle.js';
 import { TokenService } from './modules/auth/tokens.js';
 import { Quotas } from './modules/quotas/quotas.js';
@@ -77,7 +78,9 @@ export async function openRuntime(config: Config, log: Logger, withWorkers: bool
     delivery,
     queue,
     quotas: new Quotas(db, config.quotas),
+    callers: new CallerCache(config.authCacheMs, log),
   };
+  await deps.callers.listen(url);
   const workers = withWorkers ? await startWorkers(deps, url) : null;
   return {
     deps,
@@ -88,6 +91,7 @@ export async function openRuntime(config: Config, log: Logger, withWorkers: bool
       await workers?.stop();
       await queue.close();
       await deps.quotas.close();
+      await deps.callers.close();
       await delivery.close();
       await db.destroy();
       await embedded?.stop();

@@ -58,6 +58,7 @@ const envSchema = z.object({
   SEND_ABANDON_SECONDS: intIn(1, 86400).default(600),
   WORKERS: bool.default(true),
   WORKER_CONCURRENCY: intIn(1, 100).default(4),
+  AUTH_CACHE_MS: intIn(0, 60_000).default(2000),
   CAMPAIGN_LEASE_SECONDS: intIn(1, 3600).default(60),
 });
 
@@ -94,6 +95,8 @@ export interface Config {
   workerConcurrency: number;
   /** How long a claimed campaign batch may stay unsettled before another worker takes it over. */
   campaignLeaseSeconds: number;
+  /** How long authentication may reuse a user or API-key row (0: re-read on every request). */
+  authCacheMs: number;
 }
 
 export class ConfigError extends Error {
@@ -159,6 +162,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     workers: env.WORKERS,
     workerConcurrency: env.WORKER_CONCURRENCY,
     campaignLeaseSeconds: env.CAMPAIGN_LEASE_SECONDS,
+    authCacheMs: env.AUTH_CACHE_MS,
   };
 }
 

@@ -91,6 +91,7 @@ export const revoke = operation({
       .where({ id })
       .update({ revoked_at: nowMs(ctx.db), updated_at: nowMs(ctx.db) })
       .returning(COLUMNS);
+    ctx.callers.forgetKey(id);
     return toDto(updated);
   },
 });
@@ -101,6 +102,7 @@ export const remove = operation({
     const t = tenant(ctx.db, ctx.caller.orgId);
     await t.owned('api_keys', id, ['id']);
     await t.scoped('api_keys').where({ id }).delete();
+    ctx.callers.forgetKey(id);
     return { message: 'API key deleted successfully' };
   },
 });

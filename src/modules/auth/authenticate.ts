@@ -20,14 +20,14 @@ const ACTIVE_KEY_BY_HASH = {
   text: 'SELECT id, organization_id, role, created_by FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
 };
 
-interface UserRow {
+export interface UserRow {
   organization_id: string;
   role: Role;
   is_active: boolean;
   tokens_valid_after: number;
 }
 
-interface KeyRow {
+export interface KeyRow {
   id: string;
   organization_id: string;
   role: Role;
@@ -52,8 +52,9 @@ async function lookup<Row extends pg.QueryResultRow>(db: Db, statement: { name: 
 }
 
 /**
- * Turns the request's credential into a caller, re-reading the user or key on every request so
- * that deactivation, deletion, role changes, password changes and revocation apply at once.
+ * Turns the request's credential into a caller. The user or key row is read through the caller cache
+ * (`deps.callers`): reused for a moment at most and dropped the moment it changes anywhere, so that
+ * deactivation, deletion, role changes, password changes and revocation apply at once.
  */
 export async function authenticate(deps: Deps, tokens: TokenService, creds: Credentials): Promise<Caller | null> {
   const given = [creds.authorization, creds.headerKey, creds.queryKey].filter((c) => c !== undefined);
@@ -69,7 +70,7 @@ async function fromToken(deps: Deps, tokens: TokenService, header: string): Prom
   if (!match) throw unauthorized('Invalid token');
   const claims = tokens.verify(match[1]!);
   if (!isUuid(claims.userId) || !isUuid(claims.orgId)) throw unauthorized('Invalid token');
-  const user = await lookup<UserRow>(deps.db, USER_BY_ID, claims.userId);
+  const user = await deps.callers.user(claims.userId, () => lookup<UserRow>(deps.db, USER_BY_ID, claims.userId));
   const valid =
     user &&
     user.organization_id === claims.orgId &&
@@ -82,7 +83,8 @@ async function fromToken(deps: Deps, tokens: TokenService, header: string): Prom
 
 async function fromApiKey(deps: Deps, value: string): Promise<Caller> {
   if (!isWellFormedApiKey(value)) throw unauthorized('Invalid API key');
-  const key = await lookup<KeyRow>(deps.db, ACTIVE_KEY_BY_HASH, hashApiKey(value));
+  const hash = hashApiKey(value);
+  const key = await deps.callers.key(hash.toString('hex'), () => lookup<KeyRow>(deps.db, ACTIVE_KEY_BY_HASH, hash), (row) => row.id);
   if (!key) throw unauthorized('Invalid API key');
   deps.keyUsage.touch(key.id);
   return { orgId: key.organization_id, role: key.role, via: 'apiKey', userId: key.created_by, apiKeyId: key.id };

@@ -89,14 +89,17 @@ async function changeUser(
   id: string,
   patch: Partial<Pick<UserRow, 'first_name' | 'last_name' | 'phone_number' | 'role' | 'is_active'>>,
 ): Promise<UserRow> {
-  return ctx.db.transaction(async (trx) => {
+  const row = await ctx.db.transaction(async (trx) => {
     const t = tenant(trx, ctx.caller.orgId);
     const user = await t.owned<UserRow>('users', id, [...USER_COLUMNS]);
     const losesAdmin = user.role === 'admin' && user.is_active && (patch.role === 'user' || patch.is_active === false);
     if (losesAdmin) await assertAnotherActiveAdmin(trx, ctx.caller.orgId, user.id);
-    const [row] = await t.scoped('users').where({ id }).update({ ...patch, updated_at: nowMs(ctx.db) }).returning(USER_COLUMNS);
-    return row as UserRow;
+    const [updated] = await t.scoped('users').where({ id }).update({ ...patch, updated_at: nowMs(ctx.db) }).returning(USER_COLUMNS);
+    return updated as UserRow;
   });
+  // Other processes hear of it from the trigger; this one forgets at once, so the next request sees it.
+  ctx.callers.forgetUser(id);
+  return row;
 }
 
 async function assertAnotherActiveAdmin(trx: Knex.Transaction, orgId: string, exceptId: string): Promise<void> {
@@ -152,6 +155,7 @@ export const remove = operation({
       if (user.role === 'admin' && user.is_active) await assertAnotherActiveAdmin(trx, ctx.caller.orgId, user.id);
       await t.scoped('users').where({ id }).delete();
     });
+    ctx.callers.forgetUser(id);
     return { message: 'User Deleted Successfully' };
   },
 });
@@ -184,6 +188,7 @@ export const changePassword = operation({
         updated_at: nowMs(ctx.db),
       })
       .returning(USER_COLUMNS);
+    ctx.callers.forgetUser(id);
     return toUserDto(row);
   },
 });
