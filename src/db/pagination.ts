@@ -60,8 +60,10 @@ export async function paginate<Row extends { created_at: Date; id: string }>(
     const key = decodeCursor(page.cursor);
     rowsQuery.whereRaw(`(??, ??) < (?::timestamptz, ?::uuid)`, [`${table}.created_at`, `${table}.id`, key.createdAt, key.id]);
   }
-  const [rows, count] = await Promise.all([rowsQuery as Promise<Row[]>, countQuery as Promise<{ n: number } | undefined>]);
+  const rows = (await rowsQuery) as Row[];
   const more = rows.length > limit;
   const items = more ? rows.slice(0, limit) : rows;
-  return { items, totalCount: Number(count?.n ?? 0), nextCursor: more ? encodeCursor(items[items.length - 1]!) : null };
+  // A first page that holds everything is its own count; only a partial list asks for the total.
+  const totalCount = !page.cursor && !more ? items.length : Number(((await countQuery) as { n: number } | undefined)?.n ?? 0);
+  return { items, totalCount, nextCursor: more ? encodeCursor(items[items.length - 1]!) : null };
 }
