@@ -31,7 +31,7 @@ describe('SMS gateway adapter', () => {
   let sms: ChannelAdapter;
   beforeAll(async () => {
     gateway = await startSmsGatewayFake({ apikey: 'key-1', partnerID: '42' });
-    sms = createSmsGatewayAdapter({ baseUrl: `${gateway.url}/`, timeoutMs: 500 });
+    sms = createSmsGatewayAdapter({ baseUrl: `${gateway.url}/`, timeoutMs: 500, callsInFlight: 4 });
   });
   beforeEach(() => {
     gateway.reset();
@@ -48,7 +48,7 @@ describe('SMS gateway adapter', () => {
     expect(results).toEqual([{ recipient: target.recipient, ok: true, network: '1', providerMessageId: expect.any(String) }]);
   });
 
-  test('45 targets: sendbulk in calls of 20, 20 and 5 with exact payloads, at most 4 calls at once', async () => {
+  test('45 targets: sendbulk in calls of 20, 20 and 5 with exact payloads; at most callsInFlight calls at once per account, across sends', async () => {
     const list = targets(45);
     const results = await sms.send(message('sms'), list, creds);
     expect(gateway.calls.map((c) => [c.path, c.body.count, c.body.smslist.length])).toEqual([
@@ -63,8 +63,10 @@ describe('SMS gateway adapter', () => {
     expect(results.map((r) => [r.recipient, r.ok])).toEqual(list.map((t) => [t.recipient, true]));
     expect(new Set(results.map((r) => r.providerMessageId)).size).toBe(45);
 
+    // Two sends (say two campaign batches) side by side share the account's bound and fill it.
     gateway.setBehaviour({ kind: 'delay', ms: 50 });
-    await sms.send(message('sms'), targets(200), creds);
+    const [a, b] = await Promise.all([sms.send(message('sms'), targets(60), creds), sms.send(message('sms'), targets(60), creds)]);
+    expect([...a, ...b].every((r) => r.ok)).toBe(true);
     expect(gateway.peakInFlight).toBe(4);
   });
 

@@ -22,7 +22,7 @@ export interface Delivery {
 /** Live adapters are created only in live mode, so a sandbox install never opens provider clients. */
 function liveAdapters(config: Config): Record<Channel, ChannelAdapter> {
   return {
-    sms: createSmsGatewayAdapter({ baseUrl: config.smsApiUrl, timeoutMs: config.providerTimeoutMs }),
+    sms: createSmsGatewayAdapter({ baseUrl: config.smsApiUrl, timeoutMs: config.providerTimeoutMs, callsInFlight: config.sendConcurrency * 2 }),
     email: createSmtpAdapter({ timeoutMs: config.providerTimeoutMs, maxConnections: 5 }),
     whatsapp: createWhatsAppCloudAdapter({ baseUrl: config.whatsappApiUrl, timeoutMs: config.providerTimeoutMs, concurrency: config.sendConcurrency }),
   };

@@ -1,4 +1,4 @@
-import pMap from 'p-map';
+import pLimit, { type LimitFunction } from 'p-limit';
 import type { StoredCredentials } from '../../modules/organizations/dto.js';
 import { HttpTransportError, postJson, type HttpResponse } from '../http-client.js';
 import type { ChannelAdapter, DeliveryResult, DeliveryTarget, OutboundMessage } from '../types.js';
@@ -8,8 +8,11 @@ export interface SmsGatewayOptions {
   baseUrl: string;
   /** Hard limit per gateway call. */
   timeoutMs: number;
-  /** Bulk calls in flight at once for one send; the gateway throttles partners that flood it. */
-  bulkConcurrency?: number;
+  /**
+   * Gateway calls in flight at once per partner account and process, shared by every send and
+   * campaign batch of that account: the gateway throttles partners that flood it.
+   */
+  callsInFlight?: number;
 }
 
 /** The gateway refuses bulk calls of more than 20 messages. */
@@ -38,7 +41,19 @@ const toMobile = (e164: string) => e164.replace(/^\+/, '');
 export function createSmsGatewayAdapter(options: SmsGatewayOptions): ChannelAdapter {
   const base = options.baseUrl.replace(/\/+$/, '');
   const host = new URL(base).host;
-  const concurrency = options.bulkConcurrency ?? 4;
+  const callsInFlight = options.callsInFlight ?? 16;
+  // One queue per partner account: batches sent side by side keep the account's calls in flight at
+  // the bound (a batch's fifth call overlaps the next batch's first four) without ever exceeding it.
+  const queues = new Map<string, LimitFunction>();
+  const queueFor = (partnerID: string, apikey: string) => {
+    const key = `${partnerID}\u0000${apikey}`;
+    let queue = queues.get(key);
+    if (!queue) {
+      if (queues.size >= 10_000) queues.clear();
+      queues.set(key, (queue = pLimit(callsInFlight)));
+    }
+    return queue;
+  };
 
   const failAll = (batch: Sms[], error: string, retryable: boolean): DeliveryResult[] =>
     batch.map(({ target }) => ({ recipient: target.recipient, ok: false, error, retryable, network: host }));
@@ -90,32 +105,34 @@ export function createSmsGatewayAdapter(options: SmsGatewayOptions): ChannelAdap
       const { sms_apiKey: apikey, sms_partnerID: partnerID, sms_shortCode: shortcode } = credentials;
       if (!apikey || !partnerID || !shortcode) return failAll(batch, 'SMS gateway: missing credentials', false);
 
+      const queue = queueFor(partnerID, apikey);
       if (batch.length === 1) {
         const [{ mobile }] = batch;
-        return call('/api/services/sendsms/', { apikey, partnerID, message: message.body, shortcode, mobile }, batch);
+        return queue(() => call('/api/services/sendsms/', { apikey, partnerID, message: message.body, shortcode, mobile }, batch));
       }
       const chunks: Sms[][] = [];
       for (let i = 0; i < batch.length; i += SMS_BULK_LIMIT) chunks.push(batch.slice(i, i + SMS_BULK_LIMIT));
-      const results = await pMap(
-        chunks,
-        (chunk) =>
-          call(
-            '/api/services/sendbulk/',
-            {
-              count: chunk.length,
-              smslist: chunk.map(({ target, mobile }) => ({
-                partnerID,
-                apikey,
-                pass_type: 'plain',
-                clientsmsid: target.clientId,
-                mobile,
-                message: message.body,
-                shortcode,
-              })),
-            },
-            chunk,
+      const results = await Promise.all(
+        chunks.map((chunk) =>
+          queue(() =>
+            call(
+              '/api/services/sendbulk/',
+              {
+                count: chunk.length,
+                smslist: chunk.map(({ target, mobile }) => ({
+                  partnerID,
+                  apikey,
+                  pass_type: 'plain',
+                  clientsmsid: target.clientId,
+                  mobile,
+                  message: message.body,
+                  shortcode,
+                })),
+              },
+              chunk,
+            ),
           ),
-        { concurrency },
+        ),
       );
       return results.flat();
     },
