@@ -2,10 +2,9 @@
  * Shared assertions and builders for the contacts, groups, pagination and DataLoader tests.
  */
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import { ERROR_KEYS, sortedKeys as sorted } from './expect.js';
 import type { Client, Credential, Reply } from './herald.js';
 
-export const ERROR_KEYS = ['error', 'message', 'statusCode'];
 export const FORBIDDEN_BODY = { statusCode: 403, message: 'Insufficient permissions', error: 'Forbidden' };
 export const NOT_FOUND_BODY = { statusCode: 404, message: 'Resource not found', error: 'Not Found' };
 export const CONTACT_KEYS = [
@@ -23,21 +22,12 @@ export const CONTACT_KEYS = [
 ];
 export const GROUP_KEYS = ['_id', 'color', 'contactCount', 'createdAt', 'description', 'name', 'organization', 'updatedAt'];
 
-export const sorted = (o: object) => Object.keys(o).sort();
-
-/** Exactly `{ statusCode, message, error }` with the standard reason phrase. */
-export function expectError(res: Reply, status: number, message?: string | RegExp) {
-  expect({ status: res.status, keys: sorted(res.body ?? {}) }).toEqual({ status, keys: ERROR_KEYS });
-  expect(res.body.statusCode).toBe(status);
-  expect(res.body.error).toBe(STATUS_CODES[status]);
-  expect(typeof res.body.message).toBe('string');
-  if (typeof message === 'string') expect(res.body.message).toBe(message);
-  else if (message) expect(res.body.message).toMatch(message);
-}
+export { ERROR_KEYS, expectError, sortedKeys as sorted } from './expect.js';
 
 /**
  * A 400 validation failure: `{ statusCode, message, error, details }`, each detail naming its field,
- * `message` joining the details with `; `, and `fields` (exact names or patterns) all named.
+ * `message` joining the details with `; `, and `fields` (exact names or patterns) among those named
+ * (expect.ts's `expectValidation` asks for exactly these fields).
  */
 export function expectValidation(res: Reply, fields: (string | RegExp)[]) {
   expect({ status: res.status, keys: sorted(res.body ?? {}) }).toEqual({ status: 400, keys: ['details', ...ERROR_KEYS].sort() });
