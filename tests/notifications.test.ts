@@ -166,6 +166,17 @@ describe('POST /notifications/send', () => {
     expect((await outbox(racer)).length).toBe(5);
   });
 
+  test('recipients with quotes, backslashes, braces and commas are logged exactly as given', async () => {
+    const odd = ['we"ird\\,{x}', 'a}"b\\"', 'NULL', ''.padEnd(3, ',')];
+    const res = await api.post('/notifications/send', { type: 'email', to: ['odd@example.com', ...odd], subject: 's', message: 'm' }, { token: org.token });
+    expect(res.status).toBe(200);
+    const [log] = await logs(org, '?channel=email&limit=1');
+    expect(log.recipients).toEqual([
+      { recipient: 'odd@example.com', status: 'success' },
+      ...odd.map((recipient) => ({ recipient, status: 'failed', error: 'Invalid email address' })),
+    ]);
+  });
+
   test('a user-role caller and API keys (header and query) may send', async () => {
     const user = await addUser(api, org, 'user');
     const { key } = await createApiKey(api, org, 'user');

@@ -93,13 +93,17 @@ export async function deliver(deps: PipelineDeps, req: SendRequest): Promise<Rec
      )
      INSERT INTO message_logs (organization_id, id, channel, sender_user_id, sender_api_key_id, campaign_id, recipients,
                                pending_count, failed_count, message_preview, message_length, unit_cost, reserved)
-     SELECT ?, b.id, ?, ?::uuid, ?::uuid, ?::uuid, b.recipients, b.pending_count, b.failed_count, ?, ?::int, ?::numeric, b.reserved
-     FROM json_to_recordset(?::json) AS b(id uuid, recipients json, pending_count int, failed_count int, reserved numeric)
+     SELECT ?, b.id, ?, ?::uuid, ?::uuid, ?::uuid, b.recipients::json, b.pending_count, b.failed_count, ?, ?::int, ?::numeric, b.reserved
+     FROM unnest(?::uuid[], ?::text[], ?::int[], ?::int[], ?::numeric[]) AS b(id, recipients, pending_count, failed_count, reserved)
      WHERE ?::numeric <= 0 OR EXISTS (SELECT 1 FROM reserve)`,
     [
       total, req.orgId, total, total,
       req.orgId, req.channel, req.senderUserId, req.senderApiKeyId, req.campaignId ?? null, preview(req.body), characterCount(req.body), unit,
-      JSON.stringify(logs), total,
+      // Columns as arrays, each log's recipients as its own JSON text: half the Postgres time of one
+      // JSON document taken apart with json_to_recordset.
+      logs.map((l) => l.id), logs.map((l) => JSON.stringify(l.recipients)), logs.map((l) => l.pending_count), logs.map((l) => l.failed_count),
+      logs.map((l) => l.reserved),
+      total,
     ],
   );
   if (written.rowCount !== logs.length) {
@@ -229,11 +233,11 @@ class Settler {
   private write(chunk: Settlement[]) {
     return this.db.raw(
       `WITH input AS (
-         SELECT * FROM json_to_recordset(?::json)
-           AS i(id uuid, recipients json, success_count int, failed_count int, cost numeric, network text)
+         SELECT * FROM unnest(?::uuid[], ?::text[], ?::int[], ?::int[], ?::numeric[], ?::text[])
+           AS i(id, recipients, success_count, failed_count, cost, network)
        ), settled AS (
          UPDATE message_logs m
-         SET recipients = i.recipients, pending_count = 0, success_count = i.success_count,
+         SET recipients = i.recipients::json, pending_count = 0, success_count = i.success_count,
              failed_count = i.failed_count, cost = i.cost, network = i.network,
              settled_at = now(), updated_at = date_trunc('milliseconds', now())
          FROM input i
@@ -243,7 +247,10 @@ class Settler {
        UPDATE organizations o SET credits = o.credits + r.refund
        FROM (SELECT sum(refund) AS refund FROM settled) r
        WHERE o.id = ? AND r.refund > 0`,
-      [JSON.stringify(chunk), this.orgId, this.orgId],
+      [
+        chunk.map((c) => c.id), chunk.map((c) => JSON.stringify(c.recipients)), chunk.map((c) => c.success_count), chunk.map((c) => c.failed_count),
+        chunk.map((c) => c.cost), chunk.map((c) => c.network) as string[], this.orgId, this.orgId,
+      ],
     );
   }
 }
