@@ -1,8 +1,8 @@
 // POST /notifications/send-to-all (sms) to 10,000 contacts, Herald in live delivery mode, into the SMS
 // gateway fake (tests/fakes/sms-gateway-fake.ts, in its own process), against a bare loop of
 // keep-alive node:http POSTs to /api/services/sendbulk/ sending the same 10,000 messages in the same
-// calls of 20. Same concurrency: Herald's SEND_CONCURRENCY 8 gives 4 log batches (of 100) at once,
-// each with up to 4 bulk calls in flight, so the baseline keeps 16 bulk calls in flight.
+// calls of 20. Same concurrency: Herald's SEND_CONCURRENCY 8 bounds the account's gateway calls in
+// flight at 16 (4 log batches of 100 at once feed them), so the baseline keeps 16 bulk calls in flight.
 // Time from request to answer (every recipient settled and logged) vs time until every call has
 // answered and every response code was read. Prints `ratio: <Herald msg/s / baseline msg/s>`;
 // the goal is >= 0.50.
