@@ -44,8 +44,8 @@ export class HttpTransportError extends Error {
   }
 }
 
-export function postJson(url: string, body: unknown, options: PostJsonOptions): Promise<HttpResponse> {
-  const target = new URL(url);
+export function postJson(url: string | URL, body: unknown, options: PostJsonOptions): Promise<HttpResponse> {
+  const target = typeof url === 'string' ? new URL(url) : url;
   const secure = target.protocol === 'https:';
   const payload = Buffer.from(JSON.stringify(body));
   const request = secure ? https.request : http.request;

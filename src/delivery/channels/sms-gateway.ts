@@ -58,10 +58,13 @@ export function createSmsGatewayAdapter(options: SmsGatewayOptions): ChannelAdap
   const failAll = (batch: Sms[], error: string, retryable: boolean): DeliveryResult[] =>
     batch.map(({ target }) => ({ recipient: target.recipient, ok: false, error, retryable, network: host }));
 
+  const urls = new Map<string, URL>();
   async function call(path: string, body: unknown, batch: Sms[]): Promise<DeliveryResult[]> {
+    let url = urls.get(path);
+    if (!url) urls.set(path, (url = new URL(`${base}${path}`)));
     let res: HttpResponse;
     try {
-      res = await postJson(`${base}${path}`, body, { timeoutMs: options.timeoutMs });
+      res = await postJson(url, body, { timeoutMs: options.timeoutMs });
     } catch (err) {
       if (err instanceof HttpTransportError) {
         const reason = err.kind === 'timeout' ? err.message : `connection failed (${err.code ?? err.message})`;
@@ -76,7 +79,9 @@ export function createSmsGatewayAdapter(options: SmsGatewayOptions): ChannelAdap
     if (!Array.isArray(responses) || !responses.every((r) => r && typeof r === 'object')) {
       return failAll(batch, `SMS gateway: unreadable answer${snippet(res.text)}`, false);
     }
-    return batch.map((sms, index) => toResult(sms, pick(responses as GatewayResponse[], sms, index)));
+    const byClientId = new Map<string, GatewayResponse>();
+    for (const r of responses as GatewayResponse[]) if (r.clientsmsid != null) byClientId.set(String(r.clientsmsid), r);
+    return batch.map((sms, index) => toResult(sms, pick(responses as GatewayResponse[], byClientId, sms, index)));
   }
 
   function toResult({ target }: Sms, response: GatewayResponse | undefined): DeliveryResult {
@@ -140,9 +145,9 @@ export function createSmsGatewayAdapter(options: SmsGatewayOptions): ChannelAdap
 }
 
 /** The gateway echoes clientsmsid in bulk answers, but not every deployment does; fall back to the number, then the order. */
-function pick(responses: GatewayResponse[], { target, mobile }: Sms, index: number): GatewayResponse | undefined {
+function pick(responses: GatewayResponse[], byClientId: Map<string, GatewayResponse>, { target, mobile }: Sms, index: number): GatewayResponse | undefined {
   return (
-    responses.find((r) => r.clientsmsid != null && String(r.clientsmsid) === target.clientId) ??
+    byClientId.get(target.clientId) ??
     responses.find((r) => r.mobile != null && toMobile(String(r.mobile)) === mobile) ??
     (responses[index]?.clientsmsid == null ? responses[index] : undefined)
   );
