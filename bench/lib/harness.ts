@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -45,9 +45,16 @@ export interface Proc {
   stop(): Promise<void>;
 }
 
+/**
+ * The Node flags `npm start` runs Herald with (package.json's start script), so that a bench measures
+ * Herald as it is deployed. Other entry points (baselines, fakes) run with Node's defaults.
+ */
+const HERALD_FLAGS = (JSON.parse(readFileSync('package.json', 'utf8')).scripts.start as string).split(/\s+/).filter((a) => /^--(?!import)[\w-]+=/.test(a));
+
 /** Runs a TypeScript entry point as its own process and waits until `readyPath` answers. */
 export async function startProcess(entry: string, env: Record<string, string>, port: number, readyPath = '/health'): Promise<Proc> {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+  const flags = entry.startsWith('src/') ? HERALD_FLAGS : [];
+  const child = spawn(process.execPath, [...flags, '--import', 'tsx', entry], {
     env: { ...process.env, ...env, PORT: String(port), NODE_OPTIONS: '' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
