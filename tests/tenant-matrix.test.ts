@@ -11,7 +11,7 @@ let b: Org;
 const ids: Record<string, string> = {};
 const secrets: string[] = [];
 
-const TENANT_TABLES = ['users', 'api_keys', 'contacts', 'groups', 'contact_groups', 'campaigns', 'campaign_recipients', 'message_logs', 'sandbox_outbox'];
+const TENANT_TABLES = ['users', 'api_keys', 'contacts', 'groups', 'contact_groups', 'campaigns', 'campaign_recipients', 'message_logs', 'sandbox_sends'];
 
 async function snapshot(orgId: string) {
   const out: Record<string, unknown[]> = {};
