@@ -11,8 +11,17 @@ import type { Channel, DeliveryResult, DeliveryTarget, OutboundMessage } from '.
 import { BATCH_SIZE } from './audience.js';
 import type { CampaignMessages, CampaignRow } from './dto.js';
 
-/** Batches (of 100 recipients, one log each) handled by one job: fewer jobs, locks and round trips. */
+/**
+ * Batches (of 100 recipients, one log each) handled by one job: fewer jobs, locks and round trips.
+ * A large campaign is cut into about `CHUNKS_PER_CHANNEL` chunks of up to `MAX_BATCHES_PER_CHUNK`
+ * batches (a job's fixed cost, about six round trips, is then spread over more recipients), a
+ * smaller one into chunks of `BATCHES_PER_CHUNK`.
+ */
 export const BATCHES_PER_CHUNK = 10;
+const MAX_BATCHES_PER_CHUNK = 50;
+const CHUNKS_PER_CHANNEL = 32;
+
+export const chunkSizeFor = (batches: number) => Math.min(MAX_BATCHES_PER_CHUNK, Math.max(BATCHES_PER_CHUNK, Math.ceil(batches / CHUNKS_PER_CHANNEL)));
 
 export interface BatchDeps {
   config: Config;
@@ -21,12 +30,20 @@ export interface BatchDeps {
   delivery: Delivery;
 }
 
-/** One job's worth of a campaign: batches `chunkNo * 10` to `chunkNo * 10 + 9` of one channel. */
+/** One job's worth of a campaign: batches `chunkNo * size` to `chunkNo * size + size - 1` of one channel. */
 export interface ChunkRef {
   orgId: string;
   campaignId: string;
   channel: Channel;
   chunkNo: number;
+  /** Batches per chunk; `BATCHES_PER_CHUNK` when absent. */
+  size?: number;
+}
+
+/** The first and last batch numbers of a chunk. */
+export function batchRange(ref: ChunkRef): [number, number] {
+  const size = ref.size ?? BATCHES_PER_CHUNK;
+  return [ref.chunkNo * size, ref.chunkNo * size + size - 1];
 }
 
 /** A batch this worker has claimed. */
@@ -149,9 +166,9 @@ const CLAIM: Statement = {
  * claimed then).
  */
 async function claim(db: Db, ref: ChunkRef, unit: number, leaseSeconds: number): Promise<Claimed[] | 'short'> {
-  const first = ref.chunkNo * BATCHES_PER_CHUNK;
+  const [first, last] = batchRange(ref);
   const rows = await runStatement<{ ok: boolean; batch_no: number | null; addresses: string }>(db, CLAIM, [
-    ref.orgId, ref.campaignId, ref.channel, first, first + BATCHES_PER_CHUNK - 1, leaseSeconds, unit,
+    ref.orgId, ref.campaignId, ref.channel, first, last, leaseSeconds, unit,
   ]);
   if (!rows[0].ok) return 'short';
   return rows
@@ -251,14 +268,22 @@ async function settle(db: Db, ref: ChunkRef, info: LogInfo, claimed: Claimed[], 
   ]);
 }
 
-/** The chunks of a campaign that still have batches to send. */
+/** The chunks of a campaign that still have batches to send, sized by the campaign's batches per channel. */
 export async function openChunks(db: Knex | Knex.Transaction, orgId: string, campaignId: string): Promise<ChunkRef[]> {
   const rows = (await db('campaign_batches')
     .where({ organization_id: orgId, campaign_id: campaignId })
-    .whereIn('status', ['pending', 'sending'])
-    .distinct('channel', db.raw('batch_no / ? AS chunk_no', [BATCHES_PER_CHUNK]))
-    .orderBy(['channel', 'chunk_no'])) as { channel: Channel; chunk_no: number }[];
-  return rows.map((r) => ({ orgId, campaignId, channel: r.channel, chunkNo: Number(r.chunk_no) }));
+    .groupBy('channel')
+    .select(
+      'channel',
+      db.raw('count(*)::int AS batches'),
+      db.raw(`array_agg(batch_no ORDER BY batch_no) FILTER (WHERE status IN ('pending', 'sending')) AS open`),
+    )
+    .orderBy('channel')) as { channel: Channel; batches: number; open: number[] | null }[];
+  return rows.flatMap(({ channel, batches, open }) => {
+    const size = chunkSizeFor(batches);
+    const chunks = [...new Set((open ?? []).map((n) => Math.floor(n / size)))];
+    return chunks.map((chunkNo) => ({ orgId, campaignId, channel, chunkNo, ...(size !== BATCHES_PER_CHUNK && { size }) }));
+  });
 }
 
 /**
