@@ -74,8 +74,21 @@ export function batchLogId(campaignId: string, channel: Channel, batchNo: number
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
-/** A recipient's id for providers that deduplicate: its batch's log id ending in its position, the same on every attempt. */
-const clientIdOf = (logId: string, position: number) => logId.slice(0, 28) + position.toString(16).padStart(8, '0');
+/**
+ * A recipient of a claimed batch. Its id for providers that deduplicate is its batch's log id ending
+ * in its position, the same on every attempt, built only when a provider asks for it.
+ */
+class BatchTarget implements DeliveryTarget {
+  constructor(
+    readonly recipient: string,
+    private readonly logId: string,
+    private readonly position: number,
+  ) {}
+
+  get clientId(): string {
+    return this.logId.slice(0, 28) + this.position.toString(16).padStart(8, '0');
+  }
+}
 
 export const chunkOf = (batchNo: number) => Math.floor(batchNo / BATCHES_PER_CHUNK);
 
@@ -115,7 +128,7 @@ export async function processChunk(deps: BatchDeps, ref: ChunkRef): Promise<numb
   const targets: DeliveryTarget[] = [];
   for (const batch of claimed) {
     const logId = batchLogId(ref.campaignId, ref.channel, batch.batch_no);
-    batch.addresses.forEach((recipient, i) => targets.push({ recipient, clientId: clientIdOf(logId, i + 1) }));
+    batch.addresses.forEach((recipient, i) => targets.push(new BatchTarget(recipient, logId, i + 1)));
   }
   const channel = await deps.delivery.channelFor(ref.orgId, ref.channel).catch((err: Error) => ({ error: err.message }));
   let results: DeliveryResult[];
