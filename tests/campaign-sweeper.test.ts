@@ -50,3 +50,37 @@ test('an overdue scheduled campaign whose start job is locked by a dead worker s
   const logs = await herald.db('message_logs').where({ organization_id: org.orgId, campaign_id: created.body._id });
   expect(logs.flatMap((l) => l.recipients)).toEqual([{ recipient: '+254712345671', status: 'success' }]);
 }, 60_000);
+
+test('a batch left mid-send by a dead worker in a campaign canceled since is settled as interrupted and its credits released', async () => {
+  const org = await signupOrg(api);
+  const created = await api.post('/campaigns', { name: 'Cut short', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'Hello' } } }, { token: org.token });
+  const campaignId = created.body._id;
+  // What a worker that claimed a batch (reserving its 2 credits) and then died leaves behind, once
+  // the campaign was canceled and the lease has run out: nobody takes a canceled campaign's batch over.
+  await herald.db.transaction(async (trx) => {
+    await trx('campaigns').where({ organization_id: org.orgId, id: campaignId }).update({ status: 'canceled', total_recipients: 2, started_at: trx.raw('now()') });
+    await trx('campaign_batches').insert({
+      organization_id: org.orgId, campaign_id: campaignId, channel: 'sms', batch_no: 0, addresses: ['+254712345681', '+254712345682'],
+      recipient_count: 2, status: 'sending', attempts: 1, reserved: 2, claimed_at: trx.raw("now() - interval '10 seconds'"),
+    });
+    await trx('organizations').where({ id: org.orgId }).decrement('credits', 2);
+  });
+  const before = (await api.get('/organizations/current', { token: org.token })).body.credits;
+
+  const end = Date.now() + 30_000;
+  let batch: any;
+  while (Date.now() < end) {
+    batch = await herald.db('campaign_batches').where({ organization_id: org.orgId, campaign_id: campaignId }).first();
+    if (batch.status === 'settled') break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  expect(batch).toMatchObject({ status: 'settled', sent: 0, failed: 2 });
+  const logs = (await api.get(`/message-logs?campaignId=${campaignId}`, { token: org.token })).body;
+  expect(logs).toHaveLength(1);
+  expect(logs[0]).toMatchObject({ cost: 0, recipients: [
+    { recipient: '+254712345681', status: 'failed', error: 'Delivery interrupted' },
+    { recipient: '+254712345682', status: 'failed', error: 'Delivery interrupted' },
+  ] });
+  expect((await api.get('/organizations/current', { token: org.token })).body.credits).toBe(before + 2);
+  expect((await api.get(`/campaigns/${campaignId}`, { token: org.token })).body).toMatchObject({ status: 'canceled', analytics: { sent: 0, failed: 2 } });
+}, 60_000);

@@ -114,12 +114,12 @@ test('kill -9 of the worker halfway: a new worker finishes, every recipient logg
   // Wait until sending is under way, then kill at a random point of the run.
   const start = Date.now();
   for (;;) {
-    const [{ n }] = (await herald.db.raw(`SELECT count(*)::int AS n FROM campaign_recipients WHERE campaign_id = ? AND status = 'sent'`, [campaignId])).rows;
+    const [{ n }] = (await herald.db.raw(`SELECT coalesce(sum(sent), 0)::int AS n FROM campaign_batches WHERE campaign_id = ? AND status = 'settled'`, [campaignId])).rows;
     if (n > 0 || Date.now() - start > 30_000) break;
     await new Promise((r) => setTimeout(r, 50));
   }
   await new Promise((r) => setTimeout(r, 100 + Math.floor(Math.random() * 1200)));
-  const [{ n: sentBefore }] = (await herald.db.raw(`SELECT count(*)::int AS n FROM campaign_recipients WHERE campaign_id = ? AND status = 'sent'`, [campaignId])).rows;
+  const [{ n: sentBefore }] = (await herald.db.raw(`SELECT coalesce(sum(sent), 0)::int AS n FROM campaign_batches WHERE campaign_id = ? AND status = 'settled'`, [campaignId])).rows;
   await stopWorker(victim, 'SIGKILL');
   expect(sentBefore).toBeLessThan(RECIPIENTS);
   const successor = startWorker();

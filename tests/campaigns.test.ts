@@ -230,6 +230,8 @@ describe('launch', () => {
     const res = await api.post(`/campaigns/${c._id}/launch`, undefined, { token: org.token });
     expect(res.body).toMatchObject({ _id: c._id, status: 'active' });
     expect(res.body.analytics).toBeUndefined();
+    // The whole audience's cost is reserved at launch (and, every recipient succeeding, all spent).
+    expect((await api.get('/organizations/current', { token: org.token })).body.credits).toBe(10_000 - 450);
     const done = await waitFor(() => api.get(`/campaigns/${c._id}`, { token: org.token }), (r) => r.body.status === 'completed');
     expect(done.body.analytics).toMatchObject({ sent: 450, failed: 0 });
     const logs = (await api.get(`/message-logs?campaignId=${c._id}&limit=1000`, { token: org.token })).body;
@@ -301,7 +303,7 @@ describe('schedule and cancel', () => {
     expect((await api.post(`/campaigns/${c._id}/cancel`, undefined, { token: org.token })).body.status).toBe('canceled');
     // Let in-flight chunks settle.
     await new Promise((r) => setTimeout(r, 1500));
-    const pending = await herald.db('campaign_recipients').where({ campaign_id: c._id }).whereIn('status', ['pending', 'sending']).count({ n: '*' }).first();
+    const pending = await herald.db('campaign_batches').where({ campaign_id: c._id }).whereIn('status', ['pending', 'sending']).count({ n: '*' }).first();
     expect(Number(pending!.n)).toBe(0);
     const logs = (await api.get(`/message-logs?campaignId=${c._id}&limit=1000`, { token: org.token })).body;
     const sent = logs.reduce((n: number, l: any) => n + l.recipients.length, 0);

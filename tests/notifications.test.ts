@@ -1,6 +1,7 @@
 import type { Herald } from '../src/server.js';
 import { smsShape } from '../src/delivery/cost.js';
-import { client, createApiKey, addUser, signupOrg, startTestHerald, type Client, type Org } from './helpers/herald.js';
+import { nextLink } from './helpers/contacts-groups.js';
+import { client, createApiKey, addUser, signupOrg, startTestHerald, type Client, type Org, UUID_RE } from './helpers/herald.js';
 
 let herald: Herald;
 let api: Client;
@@ -297,5 +298,55 @@ describe('message logs', () => {
     expect(res.body.data.sandboxOutbox.totalCount).toBe(2);
     const bad = await api.gql('{ messageLogs(filter: { dateFrom: "soon" }) { totalCount } }', undefined, { token: org.token });
     expect(bad.body.errors![0].extensions).toMatchObject({ statusCode: 400 });
+  });
+});
+
+describe('sandbox outbox', () => {
+  // Recorded one row per delivery call, read one item per message: pages may end inside a call.
+  test('one item per message, newest first, paged by Link headers and GraphQL cursors, filtered', async () => {
+    const org = await signupOrg(api);
+    const first = ['0712345641', '0712345642', '0712340000', '0712345644', '0712345645'];
+    await api.post('/notifications/send', { type: 'sms', to: first, message: 'first' }, { token: org.token });
+    await api.post('/notifications/send', { type: 'email', to: ['a@example.com', 'b@fail.invalid'], subject: 'S', message: 'second' }, { token: org.token });
+    const all = await outbox(org);
+    expect(all.length).toBe(7);
+    expect(new Set(all.map((m) => m._id)).size).toBe(7);
+    for (const m of all) expect(m._id).toMatch(UUID_RE);
+    expect(all.slice(0, 2).map((m) => m.body)).toEqual(['second', 'second']);
+    expect(all.filter((m) => m.status === 'failed').map((m) => [m.recipient, m.error])).toEqual(
+      expect.arrayContaining([
+        ['+254712340000', 'Sandbox: delivery to a reserved failing address'],
+        ['b@fail.invalid', 'Sandbox: delivery to a reserved failing address'],
+      ]),
+    );
+
+    const paged: any[] = [];
+    for (let path: string | null = '/sandbox/outbox?limit=2'; path; ) {
+      const res = await api.get(path, { token: org.token });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-total-count')).toBe('7');
+      paged.push(...res.body);
+      path = nextLink(res);
+    }
+    expect(paged).toEqual(all);
+
+    const seen: string[] = [];
+    let after: string | null = null;
+    do {
+      const res: any = await api.gql(
+        'query($after: String) { sandboxOutbox(first: 3, after: $after, channel: sms) { totalCount edges { node { _id recipient } } pageInfo { hasNextPage endCursor } } }',
+        { after },
+        { token: org.token },
+      );
+      const page = res.body.data.sandboxOutbox;
+      expect(page.totalCount).toBe(5);
+      seen.push(...page.edges.map((e: any) => e.node._id));
+      after = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
+    } while (after);
+    expect(seen).toEqual(all.filter((m) => m.channel === 'sms').map((m) => m._id));
+
+    const one = await api.get('/sandbox/outbox?recipient=%2B254712345644', { token: org.token });
+    expect(one.body.map((m: any) => [m.recipient, m.body, m.status])).toEqual([['+254712345644', 'first', 'success']]);
+    expect((await api.get('/sandbox/outbox?channel=email', { token: org.token })).body.map((m: any) => m.recipient).sort()).toEqual(['a@example.com', 'b@fail.invalid']);
   });
 });

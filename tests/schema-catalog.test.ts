@@ -17,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => herald.stop());
 
 const GLOBAL_TABLES = new Set(['users', 'api_keys']);
-const EXPECTED_TENANT_TABLES = ['campaign_recipients', 'campaigns', 'contact_groups', 'contacts', 'groups', 'idempotency_keys', 'message_logs', 'sandbox_outbox'];
+const EXPECTED_TENANT_TABLES = ['campaign_batches', 'campaigns', 'contact_groups', 'contacts', 'groups', 'idempotency_keys', 'message_logs', 'sandbox_sends'];
 
 type Rows<T> = { rows: T[] };
 

@@ -11,11 +11,12 @@ let b: Org;
 const ids: Record<string, string> = {};
 const secrets: string[] = [];
 
-const TENANT_TABLES = ['users', 'api_keys', 'contacts', 'groups', 'contact_groups', 'campaigns', 'campaign_recipients', 'message_logs', 'sandbox_outbox'];
+const TENANT_TABLES = ['users', 'api_keys', 'contacts', 'groups', 'contact_groups', 'campaigns', 'campaign_batches', 'message_logs', 'sandbox_sends'];
+const ORDER: Record<string, string[]> = { contact_groups: ['contact_id'], campaign_batches: ['channel', 'batch_no'] };
 
 async function snapshot(orgId: string) {
   const out: Record<string, unknown[]> = {};
-  for (const table of TENANT_TABLES) out[table] = await herald.db(table).where({ organization_id: orgId }).orderBy(table === 'contact_groups' ? 'contact_id' : 'id');
+  for (const table of TENANT_TABLES) out[table] = await herald.db(table).where({ organization_id: orgId }).orderBy(ORDER[table] ?? ['id']);
   out.organizations = await herald.db('organizations').where({ id: orgId });
   return JSON.parse(JSON.stringify(out));
 }

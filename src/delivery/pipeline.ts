@@ -142,21 +142,26 @@ export async function deliver(deps: PipelineDeps, req: SendRequest): Promise<Rec
   return settled.flat();
 }
 
-/** Retries the retryable failures of an ad hoc send a few times, with exponential backoff and jitter. */
+/**
+ * Retries the retryable failures of an ad hoc send a few times, with exponential backoff and jitter.
+ * Results come back in the order of `targets` (tracked by position, so a large send builds no map).
+ */
 export async function sendWithRetries(call: (targets: DeliveryTarget[]) => Promise<DeliveryResult[]>, targets: DeliveryTarget[]) {
-  const final = new Map<string, DeliveryResult>();
-  let pending = targets;
-  for (let attempt = 1; pending.length; attempt++) {
-    const results = await call(pending);
-    const retry: DeliveryTarget[] = [];
-    results.forEach((r, i) => {
-      if (!r.ok && r.retryable && attempt < AD_HOC_ATTEMPTS) retry.push(pending[i]!);
-      else final.set(pending[i]!.clientId, r);
+  const final: DeliveryResult[] = new Array(targets.length);
+  if (!targets.length) return final;
+  let pending: number[] | null = null; // positions still to send; null: all of them
+  for (let attempt = 1; ; attempt++) {
+    const results = await call(pending ? pending.map((i) => targets[i]!) : targets);
+    const retry: number[] = [];
+    results.forEach((r, j) => {
+      const i = pending ? pending[j]! : j;
+      if (!r.ok && r.retryable && attempt < AD_HOC_ATTEMPTS) retry.push(i);
+      else final[i] = r;
     });
+    if (!retry.length) return final;
     pending = retry;
-    if (pending.length) await new Promise((r) => setTimeout(r, 200 * 2 ** (attempt - 1) * (0.5 + Math.random())));
+    await new Promise((r) => setTimeout(r, 200 * 2 ** (attempt - 1) * (0.5 + Math.random())));
   }
-  return targets.map((t) => final.get(t.clientId)!);
 }
 
 interface Settlement {

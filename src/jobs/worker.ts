@@ -2,7 +2,7 @@ import { run, type Runner, type TaskList } from 'graphile-worker';
 import type { Deps } from '../context.js';
 import { tenant } from '../db/tenant.js';
 import { settleAbandoned } from '../delivery/pipeline.js';
-import { processChunk, stalledChunks, type ChunkRef } from '../modules/campaigns/batches.js';
+import { processChunk, settleInterruptedBatches, stalledChunks, type ChunkRef } from '../modules/campaigns/batches.js';
 import type { CampaignRow } from '../modules/campaigns/dto.js';
 import { chunkJob, startJob } from '../modules/campaigns/jobs.js';
 import { enqueueChunks, start } from '../modules/campaigns/service.js';
@@ -44,6 +44,8 @@ export function taskList(deps: Deps): TaskList {
         deps.log.warn({ campaigns: overdue.length }, 'requeueing overdue scheduled campaigns');
         await deps.queue.addMany(overdue.map((c) => ({ ...startJob(c), runAt: new Date() })));
       }
+      const interrupted = await settleInterruptedBatches(deps);
+      if (interrupted) deps.log.warn({ batches: interrupted }, 'settled batches of canceled campaigns abandoned by a dead worker');
       const abandoned = await settleAbandoned(deps.db, deps.config.sendAbandonSeconds);
       if (abandoned) deps.log.warn({ logs: abandoned }, 'settled message logs abandoned by a dead process');
       await scheduleSweep(deps);

@@ -70,8 +70,8 @@ test('SIGTERM under load drains in-flight requests and jobs and exits within 10 
   await Promise.all(clients);
 
   const failed = outcomes.filter((o) => o.status !== 200);
-  // A campaign batch being sent is an unsettled log; draining lets every one finish.
-  const sending = await db('message_logs').where({ organization_id: org.orgId }).whereNotNull('campaign_id').whereNull('settled_at').count({ n: '*' }).first();
+  // A campaign batch being sent is claimed and not yet settled; draining lets every one finish.
+  const sending = await db('campaign_batches').where({ organization_id: org.orgId, status: 'sending' }).count({ n: '*' }).first();
   const unsettled = await db('message_logs').where({ organization_id: org.orgId }).whereNull('campaign_id').whereNull('settled_at').count({ n: '*' }).first();
   console.log(`sigterm: drained and exited in ${drainMs} ms; ${outcomes.length} sends answered (${inFlightAtSignal} in flight at the signal), ${failed.length} failed ${JSON.stringify(failed.map((o) => o.error ?? o.status))}; campaign batches left mid-send: ${sending?.n}`);
 

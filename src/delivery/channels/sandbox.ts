@@ -8,16 +8,19 @@ export const isReservedFailure = (channel: Channel, recipient: string): boolean 
   channel === 'email' ? recipient.toLowerCase().endsWith('@fail.invalid') : recipient.endsWith('0000');
 
 /**
- * Records every message in the organization's sandbox outbox instead of calling a provider, in one
- * INSERT per call, and reports success (or the fixed failure for reserved addresses).
+ * Records every message in the organization's sandbox outbox instead of calling a provider, and
+ * reports success (or the fixed failure for reserved addresses). A call is one row: the message once
+ * and its recipients as an array (the outbox reads it back per message).
  */
 export function createSandboxAdapter(db: Db, channel: Channel, latencyMs = 0): ChannelAdapter {
   return {
     channel,
     async send(message: OutboundMessage, targets: DeliveryTarget[]): Promise<DeliveryResult[]> {
+      let failures = 0;
       const results = targets.map(({ recipient }): DeliveryResult => {
-        const failed = isReservedFailure(channel, recipient);
-        return { recipient, ok: !failed, network: 'sandbox', ...(failed ? { error: SANDBOX_FAILURE, retryable: false } : {}) };
+        if (!isReservedFailure(channel, recipient)) return { recipient, ok: true, network: 'sandbox' };
+        failures++;
+        return { recipient, ok: false, network: 'sandbox', error: SANDBOX_FAILURE, retryable: false };
       });
       if (!targets.length) return results;
       if (latencyMs) await new Promise((r) => setTimeout(r, latencyMs));
@@ -26,14 +29,13 @@ export function createSandboxAdapter(db: Db, channel: Channel, latencyMs = 0): C
         contentType: a.contentType,
         size: Buffer.from(a.content, 'base64').length,
       }));
-      // The message once and the recipients as arrays: a 1,000-recipient call is a few parameters,
-      // not 8,000, and the body travels once.
       await db.raw(
-        `INSERT INTO sandbox_outbox (organization_id, channel, recipient, subject, body, attachments, status, error)
-         SELECT ?, ?, t.recipient, ?, ?, ?::jsonb, t.status, t.error FROM unnest(?::text[], ?::text[], ?::text[]) AS t(recipient, status, error)`,
+        `INSERT INTO sandbox_sends (organization_id, channel, subject, body, attachments, recipients, errors)
+         VALUES (?, ?, ?, ?, ?::jsonb, ARRAY(SELECT json_array_elements_text(?::json)), ARRAY(SELECT json_array_elements_text(?::json)))`,
         [
           message.orgId, channel, message.subject ?? null, message.body, JSON.stringify(attachments),
-          results.map((r) => r.recipient), results.map((r) => (r.ok ? 'success' : 'failed')), results.map((r) => r.error ?? null) as string[],
+          // As JSON text: serialised natively, not element by element as an array literal.
+          JSON.stringify(results.map((r) => r.recipient)), JSON.stringify(failures ? results.map((r) => r.error ?? null) : []),
         ],
       );
       return results;

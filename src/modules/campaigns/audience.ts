@@ -4,58 +4,68 @@ import type { CampaignRow } from './dto.js';
 
 export const BATCH_SIZE = 100;
 
+/** Where a contact's address for each channel is; the phone and lower(email) indexes serve these in order. */
+const ADDRESS: Record<Channel, { expr: string; present: string }> = {
+  sms: { expr: 'c.phone', present: 'c.phone IS NOT NULL' },
+  whatsapp: { expr: 'c.phone', present: 'c.phone IS NOT NULL' },
+  email: { expr: 'lower(c.email)', present: 'c.email IS NOT NULL' },
+};
+
+export interface Audience {
+  /** Recipients per channel. */
+  counts: Partial<Record<Channel, number>>;
+  /** What the batches cost at the channels' unit costs (each batch's cost rounded to the cent). */
+  cost: number;
+}
+
 /**
- * Materialises a campaign's audience in one INSERT ... SELECT: the contacts it names (all, chosen,
- * or members of its groups) with an address for each channel, plus its manual addresses, deduplicated
- * per channel and numbered into batches of at most 100. Returns the number of recipients per channel.
+ * Materialises a campaign's audience in one INSERT ... SELECT, as batches: the contacts it names
+ * (all, chosen, or members of its groups) with an address for each channel, plus its manual
+ * addresses, deduplicated per channel, numbered in address order and cut into rows of at most 100
+ * addresses (`campaign_batches`, one per channel and batch). Each batch is written holding the
+ * credits it costs (`units`, per channel): the caller reserves their sum, or releases the batches'.
  */
-export async function materialiseAudience(trx: Knex.Transaction, campaign: CampaignRow): Promise<Record<string, number>> {
+export async function materialiseAudience(trx: Knex.Transaction, campaign: CampaignRow, units: Partial<Record<Channel, number>>): Promise<Audience> {
   const orgId = campaign.organization_id;
   const everyone = campaign.recipient_type === 'all';
-  const manualEmails = campaign.manual_recipients.filter((r) => r.includes('@'));
-  const manualPhones = campaign.manual_recipients.filter((r) => !r.includes('@'));
+  const manual: Record<Channel, string[]> = {
+    email: campaign.manual_recipients.filter((r) => r.includes('@')),
+    sms: campaign.manual_recipients.filter((r) => !r.includes('@')),
+    whatsapp: campaign.manual_recipients.filter((r) => !r.includes('@')),
+  };
+  // One numbered audience per channel. For `all` the contacts filter is left out altogether, so the
+  // addresses come presorted and distinct from the channel's index instead of through a sort.
+  const bindings: Knex.Value[] = [];
+  const perChannel = campaign.channels.map((channel) => {
+    const { expr, present } = ADDRESS[channel];
+    const chosen = everyone
+      ? ''
+      : `AND (c.id = ANY(?::uuid[]) OR EXISTS (
+           SELECT 1 FROM contact_groups cg
+           WHERE cg.organization_id = c.organization_id AND cg.contact_id = c.id AND cg.group_id = ANY(?::uuid[])))`;
+    bindings.push(channel, units[channel] ?? 0, orgId);
+    if (!everyone) bindings.push(campaign.selected_contacts, campaign.selected_groups);
+    bindings.push(manual[channel]);
+    return `
+      SELECT ?::text AS channel, ?::numeric AS unit, address, row_number() OVER (ORDER BY address) - 1 AS n
+      FROM (
+        SELECT ${expr} AS address FROM contacts c WHERE c.organization_id = ? AND ${present} ${chosen}
+        UNION
+        SELECT m.address FROM unnest(?::text[]) AS m(address)
+      ) distinct_addresses`;
+  });
   // The audience is sorted (deduplicated and numbered) in memory rather than spilled to disk.
   await trx.raw("SET LOCAL work_mem = '64MB'");
   const counts = await trx.raw(
-    `
-    WITH inserted AS (
-    INSERT INTO campaign_recipients (organization_id, campaign_id, channel, address, contact_id, batch_no)
-    SELECT :orgId, :campaignId, channel, address, contact_id,
-           (row_number() OVER (PARTITION BY channel ORDER BY address) - 1) / :batch
-    FROM (
-      SELECT DISTINCT ON (channel, address) channel, address, contact_id
-      FROM (
-        SELECT ch.channel, CASE WHEN ch.channel = 'email' THEN lower(c.email) ELSE c.phone END AS address, c.id AS contact_id
-        FROM contacts c
-        CROSS JOIN unnest(:channels::text[]) AS ch(channel)
-        WHERE c.organization_id = :orgId
-          AND (:everyone OR c.id = ANY(:contacts::uuid[]) OR EXISTS (
-            SELECT 1 FROM contact_groups cg
-            WHERE cg.organization_id = c.organization_id AND cg.contact_id = c.id AND cg.group_id = ANY(:groups::uuid[])))
-        UNION ALL
-        SELECT 'email', m.address, NULL FROM unnest(:emails::text[]) AS m(address) WHERE 'email' = ANY(:channels::text[])
-        UNION ALL
-        SELECT ch.channel, m.address, NULL
-        FROM unnest(:phones::text[]) AS m(address)
-        CROSS JOIN unnest(:channels::text[]) AS ch(channel)
-        WHERE ch.channel IN ('sms', 'whatsapp')
-      ) candidates
-      WHERE address IS NOT NULL
-      ORDER BY channel, address, contact_id NULLS LAST
-    ) audience
-    RETURNING channel)
-    SELECT channel, count(*)::int AS n FROM inserted GROUP BY channel`,
-    {
-      orgId,
-      campaignId: campaign.id,
-      batch: BATCH_SIZE,
-      channels: campaign.channels,
-      everyone,
-      contacts: campaign.selected_contacts,
-      groups: campaign.selected_groups,
-      emails: manualEmails,
-      phones: manualPhones,
-    },
+    `WITH inserted AS (
+       INSERT INTO campaign_batches (organization_id, campaign_id, channel, batch_no, addresses, recipient_count, reserved)
+       SELECT ?, ?, channel, n / ${BATCH_SIZE}, array_agg(address), count(*), round(unit * count(*), 2)
+       FROM (${perChannel.join(' UNION ALL ')}) audience
+       GROUP BY channel, unit, n / ${BATCH_SIZE}
+       RETURNING channel, recipient_count, reserved)
+     SELECT channel, sum(recipient_count)::int AS n, sum(reserved)::float AS cost FROM inserted GROUP BY channel`,
+    [orgId, campaign.id, ...bindings],
   );
-  return Object.fromEntries(counts.rows.map((r: { channel: Channel; n: number }) => [r.channel, r.n]));
+  const rows = counts.rows as { channel: Channel; n: number; cost: number }[];
+  return { counts: Object.fromEntries(rows.map((r) => [r.channel, r.n])), cost: Math.round(rows.reduce((sum, r) => sum + r.cost, 0) * 100) / 100 };
 }

@@ -3,15 +3,25 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
+import { runStatement, type Statement } from '../../db/statements.js';
 import { characterCount, preview, unitCost } from '../../delivery/cost.js';
 import { round2, sendWithRetries } from '../../delivery/pipeline.js';
 import type { Delivery } from '../../delivery/registry.js';
-import type { Channel, DeliveryResult, OutboundMessage } from '../../delivery/types.js';
+import type { Channel, DeliveryResult, DeliveryTarget, OutboundMessage } from '../../delivery/types.js';
 import { BATCH_SIZE } from './audience.js';
-import type { CampaignRow } from './dto.js';
+import type { CampaignMessages, CampaignRow } from './dto.js';
 
-/** Batches (of 100 recipients, one log each) handled by one job: fewer jobs, locks and round trips. */
+/**
+ * Batches (of 100 recipients, one log each) handled by one job: fewer jobs, locks and round trips.
+ * A large campaign is cut into about `CHUNKS_PER_CHANNEL` chunks of up to `MAX_BATCHES_PER_CHUNK`
+ * batches (a job's fixed cost, about six round trips, is then spread over more recipients), a
+ * smaller one into chunks of `BATCHES_PER_CHUNK`.
+ */
 export const BATCHES_PER_CHUNK = 10;
+const MAX_BATCHES_PER_CHUNK = 50;
+const CHUNKS_PER_CHANNEL = 32;
+
+export const chunkSizeFor = (batches: number) => Math.min(MAX_BATCHES_PER_CHUNK, Math.max(BATCHES_PER_CHUNK, Math.ceil(batches / CHUNKS_PER_CHANNEL)));
 
 export interface BatchDeps {
   config: Config;
@@ -20,55 +30,81 @@ export interface BatchDeps {
   delivery: Delivery;
 }
 
-/** One job's worth of a campaign: batches `chunkNo * 10` to `chunkNo * 10 + 9` of one channel. */
+/** One job's worth of a campaign: batches `chunkNo * size` to `chunkNo * size + size - 1` of one channel. */
 export interface ChunkRef {
   orgId: string;
   campaignId: string;
   channel: Channel;
   chunkNo: number;
+  /** Batches per chunk; `BATCHES_PER_CHUNK` when absent. */
+  size?: number;
 }
 
-/** A recipient of a batch this worker has claimed, with its batch's log. */
+/** The first and last batch numbers of a chunk. */
+export function batchRange(ref: ChunkRef): [number, number] {
+  const size = ref.size ?? BATCHES_PER_CHUNK;
+  return [ref.chunkNo * size, ref.chunkNo * size + size - 1];
+}
+
+/** A batch this worker has claimed. */
 interface Claimed {
-  id: string;
-  address: string;
   batch_no: number;
-  log_id: string;
-  /** What the log held before this claim (a batch reclaimed after a crash keeps its reservation). */
-  held: number;
-  inserted: boolean;
+  addresses: string[];
+  /** No address holds a double quote, so the settle statement can write the log's JSON itself. */
+  plain: boolean;
+}
+
+/** What a settled batch's log says: the campaign's message, and who sent it. */
+interface LogInfo {
+  senderUserId: string | null;
+  preview: string;
+  length: number;
+  unit: number;
 }
 
 const INSUFFICIENT = 'Insufficient credits';
+const INTERRUPTED = 'Delivery interrupted';
 
 /**
- * The log of one campaign batch has an id derived from the batch, so a batch retried after a crash
- * rewrites its own log instead of adding a second one: each recipient ends with exactly one entry.
+ * The log of one campaign batch has an id derived from the batch, so however often a batch is
+ * claimed, settling writes its one log: each recipient ends with exactly one entry.
  */
 export function batchLogId(campaignId: string, channel: Channel, batchNo: number): string {
   const h = createHash('sha1').update(`campaign-batch:${campaignId}:${channel}:${batchNo}`).digest('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
-export const chunkOf = (batchNo: number) => Math.floor(batchNo / BATCHES_PER_CHUNK);
+/**
+ * A recipient of a claimed batch. Its id for providers that deduplicate is its batch's log id ending
+ * in its position, the same on every attempt, built only when a provider asks for it.
+ */
+class BatchTarget implements DeliveryTarget {
+  constructor(
+    readonly recipient: string,
+    private readonly logId: string,
+    private readonly position: number,
+  ) {}
 
-function byLog<T extends { log_id: string }>(rows: T[]): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const row of rows) {
-    const list = out.get(row.log_id);
-    if (list) list.push(row);
-    else out.set(row.log_id, [row]);
+  get clientId(): string {
+    return this.logId.slice(0, 28) + this.position.toString(16).padStart(8, '0');
   }
-  return out;
 }
 
+export const chunkOf = (batchNo: number) => Math.floor(batchNo / BATCHES_PER_CHUNK);
+
+const logInfo = (config: Config, channel: Channel, messages: CampaignMessages, createdBy: string | null): LogInfo | null => {
+  const content = messages[channel];
+  if (!content) return null;
+  return { senderUserId: createdBy, preview: preview(content.content), length: characterCount(content.content), unit: unitCost(config, channel, content.content) };
+};
+
 /**
- * Sends one chunk of a campaign exactly once per recipient. A batch is claimed by writing its log
- * (recipients pending): the log's id is the batch's, so of two workers only one inserts it, and a
- * log left unsettled by a dead worker is taken over once its lease (`updated_at`) has expired.
- * Credits are reserved in the claiming transaction. After the provider answers, one statement
- * settles the logs still unsettled, the recipients, the credits and the campaign's counters (which
- * complete it). A duplicate or retried job finds nothing to claim.
+ * Sends one chunk of a campaign exactly once per recipient. Batches are claimed in one statement
+ * that also reserves their credits: a batch is claimable while `pending`, or while `sending` under a
+ * lease (`claimed_at`) that has run out (its worker died; the credits it holds are kept, only the
+ * rest reserved). Rows another worker is claiming are skipped, so of two workers (or a duplicated
+ * job) only one claims a batch. After the provider answers, one statement settles the batches still
+ * `sending`, writes their logs, refunds what was not spent and counts the campaign (completing it).
  */
 export async function processChunk(deps: BatchDeps, ref: ChunkRef): Promise<number> {
   const { db, config } = deps;
@@ -77,176 +113,239 @@ export async function processChunk(deps: BatchDeps, ref: ChunkRef): Promise<numb
     | undefined;
   const content = campaign?.messages[ref.channel];
   if (!campaign || campaign.status !== 'active' || !content) return 0;
-  const body = content.content;
-  const subject = 'subject' in content ? content.subject : undefined;
-  const unit = unitCost(config, ref.channel, body);
-  const first = ref.chunkNo * BATCHES_PER_CHUNK;
-  const batchNos = Array.from({ length: BATCHES_PER_CHUNK }, (_, i) => first + i);
+  const info = logInfo(config, ref.channel, campaign.messages, campaign.created_by)!;
 
-  const claimed = await db.transaction(async (trx) => {
-    const rows = (
-      await trx.raw(
-        `WITH b AS (SELECT * FROM unnest(?::int[], ?::uuid[]) AS b(batch_no, log_id)),
-              r AS (
-                SELECT cr.id, cr.address, cr.batch_no FROM campaign_recipients cr
-                WHERE cr.organization_id = ? AND cr.campaign_id = ? AND cr.channel = ? AND cr.batch_no BETWEEN ? AND ?
-                  AND cr.status IN ('pending', 'sending')
-                  AND EXISTS (SELECT 1 FROM campaigns WHERE organization_id = ? AND id = ? AND status = 'active')),
-              ins AS (
-                INSERT INTO message_logs AS m (organization_id, id, channel, sender_user_id, campaign_id, recipients, pending_count,
-                                               message_preview, message_length, unit_cost, reserved)
-                SELECT ?, b.log_id, ?, ?, ?, json_agg(json_build_object('recipient', r.address, 'status', 'pending') ORDER BY r.address),
-                       count(*), ?, ?, ?, round(?::numeric * count(*), 2)
-                FROM r JOIN b USING (batch_no) GROUP BY b.log_id
-                ON CONFLICT (organization_id, id) DO UPDATE
-                  SET recipients = EXCLUDED.recipients, pending_count = EXCLUDED.pending_count, success_count = 0, failed_count = 0,
-                      updated_at = date_trunc('milliseconds', now())
-                  WHERE m.settled_at IS NULL AND m.updated_at < now() - make_interval(secs => ?)
-                RETURNING m.id, m.reserved, m.xmax = 0 AS inserted)
-         SELECT r.id, r.address, r.batch_no, ins.id AS log_id, CASE WHEN ins.inserted THEN 0 ELSE ins.reserved END::float AS held, ins.inserted
-         FROM ins JOIN b ON b.log_id = ins.id JOIN r USING (batch_no)
-         ORDER BY r.batch_no, r.address`,
-        [
-          batchNos, batchNos.map((n) => batchLogId(ref.campaignId, ref.channel, n)),
-          ref.orgId, ref.campaignId, ref.channel, first, first + BATCHES_PER_CHUNK - 1, ref.orgId, ref.campaignId,
-          ref.orgId, ref.channel, campaign.created_by, ref.campaignId, preview(body), characterCount(body), unit, unit,
-          config.campaignLeaseSeconds,
-        ],
-      )
-    ).rows as Claimed[];
-    if (!rows.length) return { rows, reserved: new Map<string, number>() };
-    // A batch taken over after a crash already holds its reservation in its log; reserve only the rest.
-    const logs = [...byLog(rows)].map(([id, list]) => ({ id, held: list[0]!.held, inserted: list[0]!.inserted, full: round2(unit * list.length) }));
-    const extra = round2(logs.reduce((sum, l) => sum + Math.max(0, l.full - l.held), 0));
-    const ok =
-      extra <= 0 ||
-      (await trx('organizations').where({ id: ref.orgId }).andWhere('credits', '>=', extra).decrement('credits', extra).returning('id')).length > 0;
-    if (!ok) {
-      await settle(trx, ref, unit, rows, new Map(logs.map((l) => [l.id, l.held])), rows.map((r) => ({ recipient: r.address, ok: false, error: INSUFFICIENT, network: 'herald' })));
-      return { rows: [], reserved: new Map<string, number>() };
-    }
-    for (const l of logs.filter((l) => !l.inserted && l.full > l.held)) {
-      await trx('message_logs').where({ organization_id: ref.orgId, id: l.id }).update({ reserved: l.full });
-    }
-    return { rows, reserved: new Map(logs.map((l) => [l.id, Math.max(l.full, l.held)])) };
-  });
-  if (!claimed.rows.length) return 0;
+  let claimed = await claim(db, ref, info.unit, config.campaignLeaseSeconds);
+  if (claimed === 'short') {
+    // The balance no longer covers the chunk: its batches fail, uncharged (credits held by a batch
+    // taken over are given back).
+    claimed = (await claim(db, ref, 0, config.campaignLeaseSeconds)) as Claimed[];
+    if (claimed.length) await settle(db, ref, info, claimed, claimed.flatMap((b) => b.addresses.map((recipient) => failure(recipient, INSUFFICIENT))));
+    return 0;
+  }
+  if (!claimed.length) return 0;
 
+  const targets: DeliveryTarget[] = [];
+  for (const batch of claimed) {
+    const logId = batchLogId(ref.campaignId, ref.channel, batch.batch_no);
+    batch.addresses.forEach((recipient, i) => targets.push(new BatchTarget(recipient, logId, i + 1)));
+  }
   const channel = await deps.delivery.channelFor(ref.orgId, ref.channel).catch((err: Error) => ({ error: err.message }));
   let results: DeliveryResult[];
   if ('error' in channel) {
-    results = claimed.rows.map((r) => ({ recipient: r.address, ok: false, error: channel.error, network: 'herald' }));
+    results = targets.map((t) => failure(t.recipient, channel.error));
   } else {
-    const message: OutboundMessage = { channel: ref.channel, orgId: ref.orgId, fromName: channel.fromName, subject, body };
-    const targets = claimed.rows.map((r) => ({ recipient: r.address, clientId: r.id }));
+    const subject = 'subject' in content ? content.subject : undefined;
+    const message: OutboundMessage = { channel: ref.channel, orgId: ref.orgId, fromName: channel.fromName, subject, body: content.content };
     results = await sendWithRetries((some) => channel.send(message, some), targets);
   }
-  await settle(db, ref, unit, claimed.rows, claimed.reserved, results);
-  return claimed.rows.length;
+  await settle(db, ref, info, claimed, results);
+  return targets.length;
+}
+
+const failure = (recipient: string, error: string): DeliveryResult => ({ recipient, ok: false, error, network: 'herald' });
+
+const CLAIM: Statement = {
+  name: 'herald_campaign_claim',
+  // $1 organization, $2 campaign, $3 channel, $4-$5 the chunk's batches, $6 lease seconds, $7 unit cost.
+  text: `
+    WITH candidates AS (
+      SELECT b.batch_no, b.recipient_count, b.reserved FROM campaign_batches b
+      WHERE b.organization_id = $1 AND b.campaign_id = $2 AND b.channel = $3 AND b.batch_no BETWEEN $4 AND $5
+        AND (b.status = 'pending' OR (b.status = 'sending' AND b.claimed_at < now() - make_interval(secs => $6)))
+        AND EXISTS (SELECT 1 FROM campaigns c WHERE c.organization_id = $1 AND c.id = $2 AND c.status = 'active')
+      FOR UPDATE OF b SKIP LOCKED),
+    need AS (SELECT coalesce(sum(greatest(round($7::numeric * recipient_count, 2) - reserved, 0)), 0) AS extra FROM candidates),
+    reserve AS (
+      UPDATE organizations o SET credits = o.credits - need.extra FROM need
+      WHERE o.id = $1 AND need.extra > 0 AND o.credits >= need.extra RETURNING o.id),
+    covered AS (SELECT need.extra <= 0 OR EXISTS (SELECT 1 FROM reserve) AS ok FROM need),
+    claimed AS (
+      UPDATE campaign_batches b
+      SET status = 'sending', claimed_at = now(), attempts = b.attempts + 1,
+          reserved = greatest(b.reserved, round($7::numeric * b.recipient_count, 2))
+      FROM candidates, covered
+      WHERE covered.ok AND b.organization_id = $1 AND b.campaign_id = $2 AND b.channel = $3 AND b.batch_no BETWEEN $4 AND $5
+        AND b.batch_no = candidates.batch_no
+      RETURNING b.batch_no, b.addresses)
+    -- Addresses as JSON text: parsed natively, much faster than an array literal.
+    SELECT covered.ok, claimed.batch_no, array_to_json(claimed.addresses)::text AS addresses
+    FROM covered LEFT JOIN claimed ON true ORDER BY claimed.batch_no`,
+};
+
+/**
+ * Claims the chunk's claimable batches of an active campaign and reserves what they cost beyond
+ * what they already hold, in one statement. 'short' when the balance does not cover them (nothing
+ * claimed then).
+ */
+async function claim(db: Db, ref: ChunkRef, unit: number, leaseSeconds: number): Promise<Claimed[] | 'short'> {
+  const [first, last] = batchRange(ref);
+  const rows = await runStatement<{ ok: boolean; batch_no: number | null; addresses: string }>(db, CLAIM, [
+    ref.orgId, ref.campaignId, ref.channel, first, last, leaseSeconds, unit,
+  ]);
+  if (!rows[0].ok) return 'short';
+  return rows
+    .filter((r) => r.batch_no !== null)
+    .map((r) => ({ batch_no: r.batch_no!, addresses: JSON.parse(r.addresses) as string[], plain: !r.addresses.includes('\\"') }));
 }
 
 /**
- * Settles claimed batches in one statement (so in one transaction, and one round trip): the logs
- * still unsettled (a batch settled meanwhile by a worker that took it over is left alone, and so are
- * its recipients and counters), their recipients, the refund of what was reserved and not spent,
- * and the campaign's counters, completing it when every recipient is settled. Row locks are taken
- * logs, then recipients, then the campaign row, so the campaign row is held only until the commit
- * (`cancel`, which locks the campaign row first, skips recipients locked here instead of waiting).
+ * A log's recipients as JSON text; null when all succeeded and no address holds a quote, and the
+ * settle statement writes them from the batch's addresses itself (no JSON built or shipped here).
  */
-async function settle(
-  db: Knex | Knex.Transaction,
-  ref: ChunkRef,
-  unit: number,
-  claimed: Claimed[],
-  reserved: Map<string, number>,
-  results: DeliveryResult[],
-) {
-  const rows = claimed.map((c, i) => ({ ...c, result: results[i]! }));
-  const logs = [...byLog(rows)].map(([id, list]) => {
-    const sent = list.filter((r) => r.result.ok).length;
-    return {
-      id,
-      batchNo: list[0]!.batch_no,
-      recipients: JSON.stringify(
-        list.map(({ address, result }) =>
-          result.ok ? { recipient: address, status: 'success' } : { recipient: address, status: 'failed', error: result.error ?? 'Delivery failed' },
-        ),
-      ),
-      sent,
-      failed: list.length - sent,
-      cost: round2(unit * sent),
-      network: list.find((r) => r.result.ok)?.result.network ?? list[0]!.result.network ?? null,
-      reserved: reserved.get(id) ?? 0,
-    };
-  });
-  const failures = JSON.stringify(Object.fromEntries(rows.filter((r) => !r.result.ok).map((r) => [r.id, r.result.error ?? 'Delivery failed'])));
-  await db.raw(
-    `WITH v AS (SELECT * FROM unnest(?::uuid[], ?::int[], ?::text[], ?::int[], ?::int[], ?::numeric[], ?::text[], ?::numeric[])
-                  AS t(id, batch_no, recipients, sent, failed, cost, network, reserved)),
-          logs AS (
-            UPDATE message_logs m SET recipients = v.recipients::json, pending_count = 0, success_count = v.sent, failed_count = v.failed,
-                   cost = v.cost, reserved = v.cost, network = v.network, settled_at = now(), updated_at = date_trunc('milliseconds', now())
-            FROM v WHERE m.organization_id = ? AND m.id = ANY(?::uuid[]) AND m.id = v.id AND m.settled_at IS NULL
-            RETURNING m.id, v.batch_no, v.reserved - v.cost AS refund),
-          -- Looked up by primary key (= ANY), whatever the table's statistics say; failures by id in a JSON object.
-          settled AS (
-            UPDATE campaign_recipients cr
-            SET status = CASE WHEN ?::jsonb ->> cr.id::text IS NULL THEN 'sent' ELSE 'failed' END, error = ?::jsonb ->> cr.id::text, updated_at = now()
-            WHERE cr.organization_id = ? AND cr.campaign_id = ? AND cr.id = ANY(?::uuid[])
-              AND cr.batch_no = ANY(ARRAY(SELECT batch_no FROM logs))
-            RETURNING cr.status),
-          n AS (SELECT count(*) FILTER (WHERE status = 'sent') AS sent, count(*) FILTER (WHERE status = 'failed') AS failed FROM settled),
-          counted AS (
-            UPDATE campaigns c SET sent = c.sent + n.sent, failed = c.failed + n.failed,
-                   status = CASE WHEN c.status = 'active' AND c.sent + n.sent + c.failed + n.failed >= c.total_recipients THEN 'completed' ELSE c.status END,
-                   completed_at = CASE WHEN c.status = 'active' AND c.sent + n.sent + c.failed + n.failed >= c.total_recipients THEN now() ELSE c.completed_at END,
-                   updated_at = date_trunc('milliseconds', now())
-            FROM n WHERE c.organization_id = ? AND c.id = ? AND n.sent + n.failed > 0
-            RETURNING c.id),
-          refunded AS (
-            UPDATE organizations o SET credits = o.credits + x.refund
-            FROM (SELECT sum(refund) AS refund FROM logs) x WHERE o.id = ? AND x.refund > 0
-            RETURNING o.id)
-     SELECT (SELECT count(*) FROM counted) + (SELECT count(*) FROM refunded) AS n`,
-    [
-      logs.map((l) => l.id), logs.map((l) => l.batchNo), logs.map((l) => l.recipients), logs.map((l) => l.sent), logs.map((l) => l.failed),
-      logs.map((l) => l.cost), logs.map((l) => l.network) as string[], logs.map((l) => l.reserved),
-      ref.orgId, logs.map((l) => l.id),
-      failures, failures, ref.orgId, ref.campaignId, rows.map((r) => r.id),
-      ref.orgId, ref.campaignId, ref.orgId,
-    ],
+function recipientsJson({ addresses, plain }: Claimed, results: DeliveryResult[], from: number): string | null {
+  let failed = false;
+  for (let i = 0; i < addresses.length && !failed; i++) failed = !results[from + i]!.ok;
+  if (!failed && plain) return null;
+  return JSON.stringify(
+    addresses.map((recipient, i) => {
+      const r = results[from + i]!;
+      return r.ok ? { recipient, status: 'success' } : { recipient, status: 'failed', error: r.error ?? 'Delivery failed' };
+    }),
   );
 }
 
-/** The chunks of a campaign that still have recipients to send. */
+const SETTLE: Statement = {
+  name: 'herald_campaign_settle',
+  // $1-$7 per batch: number, log id, recipients JSON (null: written here), sent, failed, cost, network;
+  // $8 organization, $9 campaign, $10 channel, $11 sender, $12 preview, $13 length, $14 unit cost.
+  text: `
+    WITH v AS (SELECT * FROM unnest($1::int[], $2::uuid[], $3::text[], $4::int[], $5::int[], $6::numeric[], $7::text[])
+                 AS t(batch_no, log_id, recipients, sent, failed, cost, network)),
+         settled AS (
+           UPDATE campaign_batches b SET status = 'settled', sent = v.sent, failed = v.failed, settled_at = now()
+           FROM v
+           WHERE b.organization_id = $8 AND b.campaign_id = $9 AND b.channel = $10 AND b.batch_no = ANY($1::int[])
+             AND b.batch_no = v.batch_no AND b.status = 'sending'
+           RETURNING v.log_id, v.sent, v.failed, v.cost, v.network, b.reserved - v.cost AS refund,
+                     -- Every recipient succeeded and no address holds a quote: array_to_json quotes each
+                     -- address, and '","' occurs only between them.
+                     coalesce(v.recipients, (
+                       SELECT '[{"recipient":' || replace(substr(t, 2, length(t) - 2), '","', '","status":"success"},{"recipient":"') || ',"status":"success"}]'
+                       FROM (VALUES (array_to_json(b.addresses)::text)) AS j(t))) AS recipients),
+         logged AS (
+           INSERT INTO message_logs AS m (organization_id, id, channel, sender_user_id, campaign_id, network, recipients, pending_count,
+                                          success_count, failed_count, message_preview, message_length, unit_cost, reserved, cost, settled_at)
+           SELECT $8, s.log_id, $10, $11::uuid, $9, s.network, s.recipients::json, 0, s.sent, s.failed, $12, $13, $14, s.cost, s.cost, now()
+           FROM settled s
+           -- A log claimed before batches were kept per batch row is settled in place.
+           ON CONFLICT (organization_id, id) DO UPDATE
+             SET network = EXCLUDED.network, recipients = EXCLUDED.recipients, pending_count = 0, success_count = EXCLUDED.success_count,
+                 failed_count = EXCLUDED.failed_count, reserved = EXCLUDED.reserved, cost = EXCLUDED.cost, settled_at = EXCLUDED.settled_at,
+                 updated_at = date_trunc('milliseconds', now())
+             WHERE m.settled_at IS NULL
+           RETURNING m.id),
+         n AS (SELECT coalesce(sum(sent), 0) AS sent, coalesce(sum(failed), 0) AS failed, coalesce(sum(refund), 0) AS refund FROM settled),
+         counted AS (
+           UPDATE campaigns c SET sent = c.sent + n.sent, failed = c.failed + n.failed,
+                  status = CASE WHEN c.status = 'active' AND c.sent + n.sent + c.failed + n.failed >= c.total_recipients THEN 'completed' ELSE c.status END,
+                  completed_at = CASE WHEN c.status = 'active' AND c.sent + n.sent + c.failed + n.failed >= c.total_recipients THEN now() ELSE c.completed_at END,
+                  updated_at = date_trunc('milliseconds', now())
+           FROM n WHERE c.organization_id = $8 AND c.id = $9 AND n.sent + n.failed > 0
+           RETURNING c.id),
+         refunded AS (
+           UPDATE organizations o SET credits = o.credits + n.refund FROM n WHERE o.id = $8 AND n.refund > 0
+           RETURNING o.id)
+    SELECT (SELECT count(*) FROM logged) + (SELECT count(*) FROM counted) + (SELECT count(*) FROM refunded) AS n`,
+};
+
+/**
+ * Settles claimed batches in one statement (so in one transaction, and one round trip): the batches
+ * still `sending` (one settled meanwhile, by a worker that took it over or by the sweeper, is left
+ * alone, and so are its log and counters), their logs, the refund of what was reserved and not
+ * spent, and the campaign's counters, completing it when every recipient is settled. Row locks are
+ * taken batches, then the campaign row, then the organization, so the campaign row is held only
+ * until the commit (`cancel`, which locks the campaign row first, skips batches locked here).
+ */
+async function settle(db: Db, ref: ChunkRef, info: LogInfo, claimed: Claimed[], results: DeliveryResult[]) {
+  let from = 0;
+  const logs = claimed.map((batch) => {
+    const own = results.slice(from, from + batch.addresses.length);
+    const sent = own.filter((r) => r.ok).length;
+    const log = {
+      batchNo: batch.batch_no,
+      id: batchLogId(ref.campaignId, ref.channel, batch.batch_no),
+      recipients: recipientsJson(batch, results, from),
+      sent,
+      failed: own.length - sent,
+      cost: round2(info.unit * sent),
+      network: own.find((r) => r.ok)?.network ?? own[0]?.network ?? null,
+    };
+    from += batch.addresses.length;
+    return log;
+  });
+  await runStatement(db, SETTLE, [
+    logs.map((l) => l.batchNo), logs.map((l) => l.id), logs.map((l) => l.recipients), logs.map((l) => l.sent), logs.map((l) => l.failed),
+    logs.map((l) => l.cost), logs.map((l) => l.network), ref.orgId, ref.campaignId, ref.channel,
+    info.senderUserId, info.preview, info.length, info.unit,
+  ]);
+}
+
+/** The chunks of a campaign that still have batches to send, sized by the campaign's batches per channel. */
 export async function openChunks(db: Knex | Knex.Transaction, orgId: string, campaignId: string): Promise<ChunkRef[]> {
-  const rows = (await db('campaign_recipients')
+  const rows = (await db('campaign_batches')
     .where({ organization_id: orgId, campaign_id: campaignId })
-    .whereIn('status', ['pending', 'sending'])
-    .distinct('channel', db.raw('batch_no / ? AS chunk_no', [BATCHES_PER_CHUNK]))
-    .orderBy(['channel', 'chunk_no'])) as { channel: Channel; chunk_no: number }[];
-  return rows.map((r) => ({ orgId, campaignId, channel: r.channel, chunkNo: Number(r.chunk_no) }));
+    .groupBy('channel')
+    .select(
+      'channel',
+      db.raw('count(*)::int AS batches'),
+      db.raw(`array_agg(batch_no ORDER BY batch_no) FILTER (WHERE status IN ('pending', 'sending')) AS open`),
+    )
+    .orderBy('channel')) as { channel: Channel; batches: number; open: number[] | null }[];
+  return rows.flatMap(({ channel, batches, open }) => {
+    const size = chunkSizeFor(batches);
+    const chunks = [...new Set((open ?? []).map((n) => Math.floor(n / size)))];
+    return chunks.map((chunkNo) => ({ orgId, campaignId, channel, chunkNo, ...(size !== BATCHES_PER_CHUNK && { size }) }));
+  });
 }
 
 /**
- * Chunks of active campaigns with recipients still unsettled a lease after the audience was made
- * (never claimed, or claimed by a worker that died): the sweeper queues them again. Claiming decides
- * who sends, so a chunk queued twice is still sent once, and a batch under a live lease is left alone.
+ * Chunks of active campaigns with batches still unsettled a lease after they were made (never
+ * claimed: their job was lost) or claimed (by a worker that died): the sweeper queues them again.
+ * Claiming decides who sends, so a chunk queued twice is still sent once, and a batch under a live
+ * lease is left alone.
  */
 export async function stalledChunks(db: Db, leaseSeconds: number, limit = 5000): Promise<ChunkRef[]> {
   const rows = await db.raw(
-    // Per active campaign (status is not indexed, so never a scan of every campaign's recipients).
-    `SELECT DISTINCT c.organization_id AS "orgId", c.id AS "campaignId", cr.channel, cr.batch_no / ? AS "chunkNo"
+    // Per active campaign (status is not indexed, so never a scan of every campaign's batches).
+    `SELECT DISTINCT c.organization_id AS "orgId", c.id AS "campaignId", b.channel, b.batch_no / ? AS "chunkNo"
      FROM campaigns c
      CROSS JOIN LATERAL (
-       SELECT channel, batch_no FROM campaign_recipients
+       SELECT channel, batch_no FROM campaign_batches
        WHERE organization_id = c.organization_id AND campaign_id = c.id
-         AND status IN ('pending', 'sending') AND updated_at < now() - make_interval(secs => ?)) cr
+         AND ((status = 'pending' AND created_at < now() - make_interval(secs => ?))
+           OR (status = 'sending' AND claimed_at < now() - make_interval(secs => ?)))) b
      WHERE c.status = 'active'
      LIMIT ?`,
-    [BATCHES_PER_CHUNK, leaseSeconds, limit],
+    [BATCHES_PER_CHUNK, leaseSeconds, leaseSeconds, limit],
   );
   return (rows.rows as ChunkRef[]).map((r) => ({ ...r, chunkNo: Number(r.chunkNo) }));
+}
+
+/**
+ * Batches of campaigns canceled while a worker that then died was sending them: nobody takes them
+ * over (the campaign is no longer active), so once their lease has run out they are settled as
+ * failed (`Delivery interrupted`, never charged) and their credits given back, as abandoned ad hoc
+ * sends are. A recipient interrupted this way may have been delivered uncharged, never twice charged.
+ */
+export async function settleInterruptedBatches(deps: Pick<BatchDeps, 'db' | 'config'>, limit = 1000): Promise<number> {
+  const { db, config } = deps;
+  const rows = (
+    await db.raw(
+      `SELECT b.organization_id, b.campaign_id, b.channel, b.batch_no, b.addresses, c.messages, c.created_by
+       FROM campaigns c
+       JOIN campaign_batches b ON b.organization_id = c.organization_id AND b.campaign_id = c.id
+       WHERE c.status = 'canceled' AND b.status = 'sending' AND b.claimed_at < now() - make_interval(secs => ?)
+       LIMIT ?`,
+      [config.campaignLeaseSeconds, limit],
+    )
+  ).rows as (Claimed & { organization_id: string; campaign_id: string; channel: Channel; messages: CampaignMessages; created_by: string | null })[];
+  for (const row of rows) {
+    const ref: ChunkRef = { orgId: row.organization_id, campaignId: row.campaign_id, channel: row.channel, chunkNo: chunkOf(row.batch_no) };
+    const info = logInfo(config, row.channel, row.messages, row.created_by) ?? { senderUserId: row.created_by, preview: '', length: 0, unit: 0 };
+    await settle(db, ref, info, [row], row.addresses.map((recipient) => failure(recipient, INTERRUPTED)));
+  }
+  return rows.length;
 }
 
 export { BATCH_SIZE };

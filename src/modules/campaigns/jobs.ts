@@ -1,5 +1,5 @@
 import type { JobSpec } from '../../jobs/queue.js';
-import type { ChunkRef } from './batches.js';
+import { batchRange, type ChunkRef } from './batches.js';
 import type { CampaignRow } from './dto.js';
 
 export const startJobKey = (campaignId: string) => `campaign-start:${campaignId}`;
@@ -15,6 +15,7 @@ export const startJob = (campaign: CampaignRow): JobSpec => ({
 export const chunkJob = (ref: ChunkRef): JobSpec => ({
   task: 'campaign-chunk',
   payload: { ...ref },
-  jobKey: `campaign-chunk:${ref.campaignId}:${ref.channel}:${ref.chunkNo}`,
+  // Keyed by its batches: the same chunk queued twice (a retried start, the sweeper) is one job.
+  jobKey: `campaign-chunk:${ref.campaignId}:${ref.channel}:${batchRange(ref).join('-')}`,
   maxAttempts: 10,
 });

@@ -215,8 +215,11 @@ interface StartDeps {
 }
 
 /**
- * Moves a draft or scheduled campaign to `active` with its audience materialised, in one
- * transaction. An audience of nobody is refused at launch (400); a scheduled one simply completes.
+ * Moves a draft or scheduled campaign to `active` with its audience materialised and its credits
+ * reserved, in one transaction: sending then never waits on the organization's balance. An audience
+ * of nobody is refused at launch (400), and so is one the balance does not cover (402); a scheduled
+ * one simply completes, or, when the balance falls short, reserves batch by batch as it is sent
+ * (batches the balance no longer covers then fail, uncharged).
  */
 export async function start(deps: StartDeps, campaign: CampaignRow, opts: { checkCredits: boolean }): Promise<{ total: number }> {
   return deps.db.transaction(async (trx) => {
@@ -228,17 +231,19 @@ export async function start(deps: StartDeps, campaign: CampaignRow, opts: { chec
       .update({ status: 'active', started_at: trx.raw('now()'), updated_at: nowMs(deps.db) })
       .returning('*');
     if (!locked) throw conflict('Only draft campaigns can be launched');
-    const counts = await materialiseAudience(trx, locked as CampaignRow);
+    const units = Object.fromEntries(campaign.channels.map((ch) => [ch, unitCost(deps.config, ch, campaign.messages[ch]?.content ?? '')]));
+    const { counts, cost } = await materialiseAudience(trx, locked as CampaignRow, units);
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
     if (!total && opts.checkCredits) throw badRequest('The campaign has no eligible recipients');
-    if (opts.checkCredits) {
-      const needed = round2(
-        Object.entries(counts).reduce((sum, [ch, n]) => sum + n * unitCost(deps.config, ch as Channel, campaign.messages[ch as Channel]!.content), 0),
-      );
-      const org = await trx('organizations').where({ id: campaign.organization_id }).first('credits');
-      if (Number(org.credits) < needed) {
-        throw paymentRequired(`Insufficient credits: this campaign needs ${needed} credits and the balance is ${Number(org.credits)}`);
+    const reserved =
+      cost <= 0 ||
+      (await trx('organizations').where({ id: campaign.organization_id }).andWhere('credits', '>=', cost).decrement('credits', cost).returning('id')).length > 0;
+    if (!reserved) {
+      if (opts.checkCredits) {
+        const org = await trx('organizations').where({ id: campaign.organization_id }).first('credits');
+        throw paymentRequired(`Insufficient credits: this campaign needs ${cost} credits and the balance is ${Number(org.credits)}`);
       }
+      await t.scoped('campaign_batches').where('campaign_batches.campaign_id', campaign.id).update({ reserved: 0 });
     }
     await t.scoped('campaigns').where('campaigns.id', campaign.id).update({ total_recipients: total });
     if (!total) await t.scoped('campaigns').where('campaigns.id', campaign.id).update({ status: 'completed', completed_at: trx.raw('now()') });
@@ -246,11 +251,13 @@ export async function start(deps: StartDeps, campaign: CampaignRow, opts: { chec
   });
 }
 
-/** Undoes `start` when the launch is refused after it (the daily message quota): back to draft. */
+/** Undoes `start` when the launch is refused after it (the daily message quota): back to draft, credits released. */
 async function rollbackStart(ctx: AuthedContext, campaign: CampaignRow) {
   await ctx.db.transaction(async (trx) => {
     const t = tenant(trx, campaign.organization_id);
-    await t.scoped('campaign_recipients').where('campaign_recipients.campaign_id', campaign.id).delete();
+    const batches = (await t.scoped('campaign_batches').where('campaign_batches.campaign_id', campaign.id).delete().returning('reserved')) as { reserved: string }[];
+    const held = round2(batches.reduce((sum, b) => sum + Number(b.reserved), 0));
+    if (held > 0) await trx('organizations').where({ id: campaign.organization_id }).increment('credits', held);
     await t.scoped('campaigns').where('campaigns.id', campaign.id).update({ status: 'draft', started_at: null, total_recipients: 0 });
   });
 }
@@ -275,19 +282,24 @@ export const cancel = operation({
         .where('campaigns.id', id)
         .update({ status: 'canceled', updated_at: nowMs(ctx.db) })
         .returning('*');
-      // Rows locked by a batch settling right now are skipped: that settle marks them sent or failed.
-      // Waiting for them instead could deadlock, as settling locks recipients before the campaign row.
-      const unsent = t
-        .scoped('campaign_recipients')
-        .where({ 'campaign_recipients.campaign_id': id, 'campaign_recipients.status': 'pending' })
-        .select('campaign_recipients.id')
+      // Batches locked by a worker claiming them right now are skipped: that worker sends and settles
+      // them. Waiting for them instead could deadlock, as settling locks batches before the campaign row.
+      const unsent = (await t
+        .scoped('campaign_batches')
+        .where({ 'campaign_batches.campaign_id': id, 'campaign_batches.status': 'pending' })
+        .select('campaign_batches.channel', 'campaign_batches.batch_no', 'campaign_batches.reserved')
         .forUpdate()
-        .skipLocked();
-      await t
-        .scoped('campaign_recipients')
-        .where('campaign_recipients.campaign_id', id)
-        .whereIn('campaign_recipients.id', unsent)
-        .update({ status: 'canceled', updated_at: trx.raw('now()') });
+        .skipLocked()) as { channel: string; batch_no: number; reserved: string }[];
+      if (unsent.length) {
+        await t
+          .scoped('campaign_batches')
+          .where('campaign_batches.campaign_id', id)
+          .whereIn(['campaign_batches.channel', 'campaign_batches.batch_no'], unsent.map((b) => [b.channel, b.batch_no]))
+          .update({ status: 'canceled', reserved: 0 });
+        // The unsent batches are never charged: what they held goes back.
+        const held = round2(unsent.reduce((sum, b) => sum + Number(b.reserved), 0));
+        if (held > 0) await trx('organizations').where({ id: ctx.caller.orgId }).increment('credits', held);
+      }
       return updated as CampaignRow;
     });
     if (row.schedule_date) await ctx.queue.remove(startJobKey(row.id));
@@ -305,12 +317,15 @@ export const progressOf = operation({
 });
 
 async function progress(ctx: AuthedContext, campaignId: string) {
-  const rows = await tenant(ctx.db, ctx.caller.orgId)
-    .scoped('campaign_recipients')
-    .where('campaign_recipients.campaign_id', campaignId)
-    .groupBy('status')
-    .select('status', ctx.db.raw('count(*)::int AS n'));
-  const by = Object.fromEntries(rows.map((r: { status: string; n: number }) => [r.status, r.n]));
-  const total = rows.reduce((s: number, r: { n: number }) => s + r.n, 0);
-  return { total, sent: by.sent ?? 0, failed: by.failed ?? 0, pending: (by.pending ?? 0) + (by.sending ?? 0), canceled: by.canceled ?? 0 };
+  const row = await tenant(ctx.db, ctx.caller.orgId)
+    .scoped('campaign_batches')
+    .where('campaign_batches.campaign_id', campaignId)
+    .first(
+      ctx.db.raw('coalesce(sum(recipient_count), 0)::int AS total'),
+      ctx.db.raw('coalesce(sum(sent), 0)::int AS sent'),
+      ctx.db.raw('coalesce(sum(failed), 0)::int AS failed'),
+      ctx.db.raw(`coalesce(sum(recipient_count) FILTER (WHERE status IN ('pending', 'sending')), 0)::int AS pending`),
+      ctx.db.raw(`coalesce(sum(recipient_count) FILTER (WHERE status = 'canceled'), 0)::int AS canceled`),
+    );
+  return row as { total: number; sent: number; failed: number; pending: number; canceled: number };
 }
