@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Caller, Credentials, Deps, Role } from '../../context.js';
 import type { Db } from '../../db/database.js';
+import { runStatement, type Statement } from '../../db/statements.js';
 import { badRequest, unauthorized } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import { hashApiKey, isWellFormedApiKey } from '../api-keys/format.js';
@@ -8,14 +9,14 @@ import type { TokenService } from './tokens.js';
 
 const BEARER = /^Bearer ([^\s]+)$/i;
 
-// The row every request re-reads. Fixed statements, prepared once per pooled connection by name: built
+// The rows authentication reads (through the caller cache). Fixed statements, prepared once per pooled connection by name: built
 // through knex's query builder, the lookup cost about twice the Node CPU of the round trip itself
 // (bench/auth.ts). Only the columns the checks need; a revoked key is filtered out by the statement.
-const USER_BY_ID = {
+const USER_BY_ID: Statement = {
   name: 'herald_auth_user',
   text: 'SELECT organization_id, role, is_active, tokens_valid_after FROM users WHERE id = $1',
 };
-const ACTIVE_KEY_BY_HASH = {
+const ACTIVE_KEY_BY_HASH: Statement = {
   name: 'herald_auth_api_key',
   text: 'SELECT id, organization_id, role, created_by FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
 };
@@ -34,22 +35,9 @@ export interface KeyRow {
   created_by: string | null;
 }
 
-interface PooledClient {
-  acquireConnection(): Promise<pg.PoolClient>;
-  releaseConnection(connection: pg.PoolClient): Promise<void>;
-}
-
 /** The first row of a named statement run on one of knex's pooled connections. */
-async function lookup<Row extends pg.QueryResultRow>(db: Db, statement: { name: string; text: string }, value: unknown): Promise<Row | undefined> {
-  const pool = db.client as PooledClient;
-  const connection = await pool.acquireConnection();
-  try {
-    const result = await connection.query<Row>({ name: statement.name, text: statement.text, values: [value] });
-    return result.rows[0];
-  } finally {
-    void pool.releaseConnection(connection);
-  }
-}
+const lookup = async <Row extends pg.QueryResultRow>(db: Db, statement: Statement, value: unknown): Promise<Row | undefined> =>
+  (await runStatement<Row>(db, statement, [value]))[0];
 
 /**
  * Turns the request's credential into a caller. The user or key row is read through the caller cache
