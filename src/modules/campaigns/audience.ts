@@ -21,7 +21,7 @@ export interface Audience {
 /**
  * Materialises a campaign's audience in one INSERT ... SELECT, as batches: the contacts it names
  * (all, chosen, or members of its groups) with an address for each channel, plus its manual
- * addresses, deduplicated per channel, numbered in address order and cut into rows of at most 100
+ * addresses, deduplicated per channel, numbered and cut into rows of at most 100
  * addresses (`campaign_batches`, one per channel and batch). Each batch is written holding the
  * credits it costs (`units`, per channel): the caller reserves their sum, or releases the batches'.
  */
@@ -33,8 +33,9 @@ export async function materialiseAudience(trx: Knex.Transaction, campaign: Campa
     sms: campaign.manual_recipients.filter((r) => !r.includes('@')),
     whatsapp: campaign.manual_recipients.filter((r) => !r.includes('@')),
   };
-  // One numbered audience per channel. For `all` the contacts filter is left out altogether, so the
-  // addresses come presorted and distinct from the channel's index instead of through a sort.
+  // One numbered audience per channel. The addresses are numbered in the order the deduplication
+  // yields them, not sorted: a batch is any 100 of them, and sorting 100,000 addresses was half the
+  // statement's time. For `all` the contacts filter is left out altogether.
   const bindings: Knex.Value[] = [];
   const perChannel = campaign.channels.map((channel) => {
     const { expr, present } = ADDRESS[channel];
@@ -47,14 +48,14 @@ export async function materialiseAudience(trx: Knex.Transaction, campaign: Campa
     if (!everyone) bindings.push(campaign.selected_contacts, campaign.selected_groups);
     bindings.push(manual[channel]);
     return `
-      SELECT ?::text AS channel, ?::numeric AS unit, address, row_number() OVER (ORDER BY address) - 1 AS n
+      SELECT ?::text AS channel, ?::numeric AS unit, address, row_number() OVER () - 1 AS n
       FROM (
         SELECT ${expr} AS address FROM contacts c WHERE c.organization_id = ? AND ${present} ${chosen}
         UNION
         SELECT m.address FROM unnest(?::text[]) AS m(address)
       ) distinct_addresses`;
   });
-  // The audience is sorted (deduplicated and numbered) in memory rather than spilled to disk.
+  // The audience is deduplicated in memory rather than spilled to disk.
   await trx.raw("SET LOCAL work_mem = '64MB'");
   const counts = await trx.raw(
     `WITH inserted AS (
