@@ -15,7 +15,7 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
-interface CursorKey {
+export interface CursorKey {
   createdAt: string;
   id: string;
 }
@@ -38,28 +38,39 @@ export function decodeCursor(cursor: string): CursorKey {
 }
 
 /**
- * Newest-first keyset pagination over `(created_at, id)`: page 500 costs what page 1 costs.
- * `query` must already carry its tenant and filter conditions; `table` qualifies the columns.
+ * How a list is ordered newest first and resumed after a cursor's row. The default is the row's own
+ * `(created_at, id)`; a list whose rows are not stored one per id (the sandbox outbox) brings its own.
+ */
+export interface Keyset {
+  orderBy: { column: string; order: 'desc' }[];
+  /** Narrows `query` to the rows that come after the cursor's row. */
+  after(query: Knex.QueryBuilder, key: CursorKey): void;
+}
+
+const rowKeyset = (table: string): Keyset => ({
+  orderBy: [
+    { column: `${table}.created_at`, order: 'desc' },
+    { column: `${table}.id`, order: 'desc' },
+  ],
+  after: (query, key) => query.whereRaw(`(??, ??) < (?::timestamptz, ?::uuid)`, [`${table}.created_at`, `${table}.id`, key.createdAt, key.id]),
+});
+
+/**
+ * Newest-first keyset pagination (over `(created_at, id)` unless `keyset` says otherwise): page 500
+ * costs what page 1 costs. `query` must already carry its tenant and filter conditions; `table`
+ * qualifies the columns.
  */
 export async function paginate<Row extends { created_at: Date; id: string }>(
   query: Knex.QueryBuilder,
   table: string,
   page: PageRequest,
+  keyset: Keyset = rowKeyset(table),
 ): Promise<Page<Row>> {
   const limit = page.limit ?? DEFAULT_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw badRequest(`limit must be between 1 and ${MAX_LIMIT}`);
   const countQuery = query.clone().clearSelect().clearOrder().count({ n: '*' }).first();
-  const rowsQuery = query
-    .clone()
-    .orderBy([
-      { column: `${table}.created_at`, order: 'desc' },
-      { column: `${table}.id`, order: 'desc' },
-    ])
-    .limit(limit + 1);
-  if (page.cursor) {
-    const key = decodeCursor(page.cursor);
-    rowsQuery.whereRaw(`(??, ??) < (?::timestamptz, ?::uuid)`, [`${table}.created_at`, `${table}.id`, key.createdAt, key.id]);
-  }
+  const rowsQuery = query.clone().orderBy(keyset.orderBy).limit(limit + 1);
+  if (page.cursor) keyset.after(rowsQuery, decodeCursor(page.cursor));
   const rows = (await rowsQuery) as Row[];
   const more = rows.length > limit;
   const items = more ? rows.slice(0, limit) : rows;
