@@ -108,6 +108,20 @@ describe('SMS gateway adapter', () => {
     for (const r of results) expect(r).toMatchObject({ ok: false, retryable: true, error: 'SMS gateway: no answer within 500 ms' });
   });
 
+  test('answers out of order are matched to their messages by clientsmsid', async () => {
+    const shuffled = await startSmsGatewayFake({ reverseAnswers: true });
+    try {
+      const list = targets(5);
+      shuffled.setBehaviour({ kind: 'code', code: 1003 }, list[1].recipient);
+      const results = await createSmsGatewayAdapter({ baseUrl: shuffled.url, timeoutMs: 1000 }).send(message('sms'), list, creds);
+      expect(results.map((r) => [r.recipient, r.ok])).toEqual(list.map((t, i) => [t.recipient, i !== 1]));
+      const answered = shuffled.calls[0].body.smslist.map((s: { clientsmsid: string }) => s.clientsmsid);
+      expect(answered).toEqual(list.map((t) => t.clientId));
+    } finally {
+      await shuffled.stop();
+    }
+  });
+
   test('without clientsmsid or networkid in answers: matched by number, network is the gateway host', async () => {
     const bare = await startSmsGatewayFake({ omitClientSmsId: true, networkId: null });
     try {

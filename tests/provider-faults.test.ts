@@ -293,6 +293,10 @@ describe('several recipients: 200 with one item each, retries only for the retry
     expect(res.body).toEqual(numbers.map((recipient) => ({ recipient, status: 'failed', error: 'SMS gateway: HTTP 502: Bad Gateway' })));
     expect(gateway.calls).toHaveLength(ATTEMPTS);
     for (const n of numbers) expect(smsAttempts(n)).toBe(ATTEMPTS);
+    // Each message keeps its clientsmsid on every attempt (the gateway can drop a repeat), and no two share one.
+    const ids = gateway.calls.map((c) => c.body.smslist.map((m: { clientsmsid: string }) => m.clientsmsid));
+    expect(new Set(ids[0]).size).toBe(numbers.length);
+    expect(ids).toEqual([ids[0], ids[0], ids[0]]);
   });
 });
 

@@ -58,7 +58,8 @@ const HERALD_FLAGS = (JSON.parse(readFileSync('package.json', 'utf8')).scripts.s
 
 /** Runs a TypeScript entry point as its own process and waits until `readyPath` answers. */
 export async function startProcess(entry: string, env: Record<string, string>, port: number, readyPath = '/health'): Promise<Proc> {
-  const flags = entry.startsWith('src/') ? HERALD_FLAGS : [];
+  // BENCH_HERALD_FLAGS adds Node flags to Herald's processes only, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
+  const flags = entry.startsWith('src/') ? [...HERALD_FLAGS, ...(process.env.BENCH_HERALD_FLAGS ?? '').split(/\s+/).filter(Boolean)] : [];
   const child = spawn(process.execPath, [...flags, '--import', 'tsx', entry], {
     env: { ...process.env, ...env, PORT: String(port), NODE_OPTIONS: '' },
     stdio: ['ignore', 'ignore', 'inherit'],

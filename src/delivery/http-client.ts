@@ -45,9 +45,14 @@ export class HttpTransportError extends Error {
 }
 
 export function postJson(url: string | URL, body: unknown, options: PostJsonOptions): Promise<HttpResponse> {
+  return postJsonText(url, JSON.stringify(body), options);
+}
+
+/** `postJson` for a body that is already JSON text. */
+export function postJsonText(url: string | URL, json: string, options: PostJsonOptions): Promise<HttpResponse> {
   const target = typeof url === 'string' ? new URL(url) : url;
   const secure = target.protocol === 'https:';
-  const payload = Buffer.from(JSON.stringify(body));
+  const payload = Buffer.from(json);
   const request = secure ? https.request : http.request;
 
   return new Promise((resolve, reject) => {

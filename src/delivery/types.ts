@@ -23,9 +23,26 @@ export interface OutboundMessage {
 
 export interface DeliveryTarget {
   /** E.164 phone (`+254712345678`) for sms/whatsapp, a lower-case address for email. */
-  recipient: string;
-  /** Stable per-recipient id (a UUID), passed to providers that deduplicate on a client id. */
-  clientId: string;
+  readonly recipient: string;
+  /** Stable per-recipient id (UUID-shaped), passed to providers that deduplicate on a client id. */
+  readonly clientId: string;
+}
+
+/**
+ * A recipient at a position of a message log. Its id for providers that deduplicate is the log's id
+ * ending in the position: unique, the same on every attempt (a campaign batch's log id is derived
+ * from the batch), and built only when a provider asks for it.
+ */
+export class LogTarget implements DeliveryTarget {
+  constructor(
+    readonly recipient: string,
+    private readonly logId: string,
+    private readonly position: number,
+  ) {}
+
+  get clientId(): string {
+    return this.logId.slice(0, 28) + this.position.toString(16).padStart(8, '0');
+  }
 }
 
 export interface DeliveryResult {

@@ -43,6 +43,8 @@ export interface SmsGatewayFakeOptions {
   networkId?: string | null;
   /** Leave `clientsmsid` out of answers, as some deployments do. */
   omitClientSmsId?: boolean;
+  /** Answer a bulk call's messages in reverse order (matched by `clientsmsid`, which is echoed). */
+  reverseAnswers?: boolean;
 }
 
 export const SMS_DESCRIPTIONS: Record<number, string> = {
@@ -115,7 +117,7 @@ export async function startSmsGatewayFake(options: SmsGatewayFakeOptions = {}): 
         ...(options.omitClientSmsId || sms.clientsmsid === undefined ? {} : { clientsmsid: sms.clientsmsid }),
       };
     });
-    answer(res, 200, { responses });
+    answer(res, 200, { responses: options.reverseAnswers ? responses.reverse() : responses });
   }
 
   const server = http.createServer((req, res) => {

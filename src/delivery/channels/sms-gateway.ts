@@ -1,6 +1,6 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { StoredCredentials } from '../../modules/organizations/dto.js';
-import { HttpTransportError, postJson, type HttpResponse } from '../http-client.js';
+import { HttpTransportError, postJsonText, type HttpResponse } from '../http-client.js';
 import type { ChannelAdapter, DeliveryResult, DeliveryTarget, OutboundMessage } from '../types.js';
 
 export interface SmsGatewayOptions {
@@ -31,12 +31,8 @@ interface GatewayResponse {
   clientsmsid?: unknown;
 }
 
-interface Sms {
-  target: DeliveryTarget;
-  mobile: string;
-}
-
-const toMobile = (e164: string) => e164.replace(/^\+/, '');
+/** The gateway's form of a number: E.164 without the plus. */
+const toMobile = (e164: string) => (e164.startsWith('+') ? e164.slice(1) : e164);
 
 export function createSmsGatewayAdapter(options: SmsGatewayOptions): ChannelAdapter {
   const base = options.baseUrl.replace(/\/+$/, '');
@@ -55,16 +51,17 @@ export function createSmsGatewayAdapter(options: SmsGatewayOptions): ChannelAdap
     return queue;
   };
 
-  const failAll = (batch: Sms[], error: string, retryable: boolean): DeliveryResult[] =>
-    batch.map(({ target }) => ({ recipient: target.recipient, ok: false, error, retryable, network: host }));
+  const failAll = (batch: DeliveryTarget[], error: string, retryable: boolean): DeliveryResult[] =>
+    batch.map((target) => ({ recipient: target.recipient, ok: false, error, retryable, network: host }));
 
   const urls = new Map<string, URL>();
-  async function call(path: string, body: unknown, batch: Sms[]): Promise<DeliveryResult[]> {
+  /** One gateway call; `clientIds` are the bulk messages' ids, in the order of `batch`. */
+  async function call(path: string, json: string, batch: DeliveryTarget[], clientIds: string[] | null): Promise<DeliveryResult[]> {
     let url = urls.get(path);
     if (!url) urls.set(path, (url = new URL(`${base}${path}`)));
     let res: HttpResponse;
     try {
-      res = await postJson(url, body, { timeoutMs: options.timeoutMs });
+      res = await postJsonText(url, json, { timeoutMs: options.timeoutMs });
     } catch (err) {
       if (err instanceof HttpTransportError) {
         const reason = err.kind === 'timeout' ? err.message : `connection failed (${err.code ?? err.message})`;
@@ -79,12 +76,20 @@ export function createSmsGatewayAdapter(options: SmsGatewayOptions): ChannelAdap
     if (!Array.isArray(responses) || !responses.every((r) => r && typeof r === 'object')) {
       return failAll(batch, `SMS gateway: unreadable answer${snippet(res.text)}`, false);
     }
-    const byClientId = new Map<string, GatewayResponse>();
-    for (const r of responses as GatewayResponse[]) if (r.clientsmsid != null) byClientId.set(String(r.clientsmsid), r);
-    return batch.map((sms, index) => toResult(sms, pick(responses as GatewayResponse[], byClientId, sms, index)));
+    const answers = responses as GatewayResponse[];
+    // Gateways answer in the order sent, echoing clientsmsid: the answer at a message's own position
+    // is checked first, and a map is built only for an answer that arrives out of order.
+    let byClientId: Map<string, GatewayResponse> | null = null;
+    return batch.map((target, index) => {
+      const clientId = clientIds?.[index];
+      const same = answers[index];
+      if (clientId !== undefined && same?.clientsmsid === clientId) return toResult(target, same);
+      byClientId ??= new Map(answers.filter((r) => r.clientsmsid != null).map((r) => [String(r.clientsmsid), r]));
+      return toResult(target, pick(answers, byClientId, target, clientId, index));
+    });
   }
 
-  function toResult({ target }: Sms, response: GatewayResponse | undefined): DeliveryResult {
+  function toResult(target: DeliveryTarget, response: GatewayResponse | undefined): DeliveryResult {
     // An unaccounted message may or may not have gone out; retrying it could send it twice.
     if (!response) return { recipient: target.recipient, ok: false, error: 'SMS gateway: no answer for this message', retryable: false, network: host };
     const network = nonEmpty(response.networkid) ?? host;
@@ -105,49 +110,42 @@ export function createSmsGatewayAdapter(options: SmsGatewayOptions): ChannelAdap
   return {
     channel: 'sms',
     async send(message: OutboundMessage, targets: DeliveryTarget[], credentials: StoredCredentials): Promise<DeliveryResult[]> {
-      const batch = targets.map((target) => ({ target, mobile: toMobile(target.recipient) }));
-      if (!batch.length) return [];
+      if (!targets.length) return [];
       const { sms_apiKey: apikey, sms_partnerID: partnerID, sms_shortCode: shortcode } = credentials;
-      if (!apikey || !partnerID || !shortcode) return failAll(batch, 'SMS gateway: missing credentials', false);
+      if (!apikey || !partnerID || !shortcode) return failAll(targets, 'SMS gateway: missing credentials', false);
 
       const queue = queueFor(partnerID, apikey);
-      if (batch.length === 1) {
-        const [{ mobile }] = batch;
-        return queue(() => call('/api/services/sendsms/', { apikey, partnerID, message: message.body, shortcode, mobile }, batch));
+      if (targets.length === 1) {
+        const body = JSON.stringify({ apikey, partnerID, message: message.body, shortcode, mobile: toMobile(targets[0]!.recipient) });
+        return queue(() => call('/api/services/sendsms/', body, targets, null));
       }
-      const chunks: Sms[][] = [];
-      for (let i = 0; i < batch.length; i += SMS_BULK_LIMIT) chunks.push(batch.slice(i, i + SMS_BULK_LIMIT));
-      const results = await Promise.all(
-        chunks.map((chunk) =>
-          queue(() =>
-            call(
-              '/api/services/sendbulk/',
-              {
-                count: chunk.length,
-                smslist: chunk.map(({ target, mobile }) => ({
-                  partnerID,
-                  apikey,
-                  pass_type: 'plain',
-                  clientsmsid: target.clientId,
-                  mobile,
-                  message: message.body,
-                  shortcode,
-                })),
-              },
-              chunk,
-            ),
-          ),
-        ),
-      );
-      return results.flat();
+      // Every message of a send shares all fields but its id and number: they are serialised once,
+      // and each message's JSON is its two own fields followed by the shared ones.
+      const shared = JSON.stringify({ partnerID, apikey, pass_type: 'plain', message: message.body, shortcode }).slice(1);
+      const calls: Promise<DeliveryResult[]>[] = [];
+      for (let i = 0; i < targets.length; i += SMS_BULK_LIMIT) {
+        const chunk = targets.slice(i, i + SMS_BULK_LIMIT);
+        const clientIds = chunk.map((t) => t.clientId);
+        const smslist = chunk.map((t, j) => `{"clientsmsid":${JSON.stringify(clientIds[j])},"mobile":${JSON.stringify(toMobile(t.recipient))},${shared}`);
+        const body = `{"count":${chunk.length},"smslist":[${smslist.join(',')}]}`;
+        calls.push(queue(() => call('/api/services/sendbulk/', body, chunk, clientIds)));
+      }
+      return (await Promise.all(calls)).flat();
     },
   };
 }
 
 /** The gateway echoes clientsmsid in bulk answers, but not every deployment does; fall back to the number, then the order. */
-function pick(responses: GatewayResponse[], byClientId: Map<string, GatewayResponse>, { target, mobile }: Sms, index: number): GatewayResponse | undefined {
+function pick(
+  responses: GatewayResponse[],
+  byClientId: Map<string, GatewayResponse>,
+  target: DeliveryTarget,
+  clientId: string | undefined,
+  index: number,
+): GatewayResponse | undefined {
+  const mobile = toMobile(target.recipient);
   return (
-    byClientId.get(target.clientId) ??
+    (clientId === undefined ? undefined : byClientId.get(clientId)) ??
     responses.find((r) => r.mobile != null && toMobile(String(r.mobile)) === mobile) ??
     (responses[index]?.clientsmsid == null ? responses[index] : undefined)
   );

@@ -7,7 +7,7 @@ import { runStatement, type Statement } from '../../db/statements.js';
 import { characterCount, preview, unitCost } from '../../delivery/cost.js';
 import { round2, sendWithRetries } from '../../delivery/pipeline.js';
 import type { Delivery } from '../../delivery/registry.js';
-import type { Channel, DeliveryResult, DeliveryTarget, OutboundMessage } from '../../delivery/types.js';
+import { LogTarget, type Channel, type DeliveryResult, type DeliveryTarget, type OutboundMessage } from '../../delivery/types.js';
 import { BATCH_SIZE } from './audience.js';
 import type { CampaignMessages, CampaignRow } from './dto.js';
 
@@ -74,22 +74,6 @@ export function batchLogId(campaignId: string, channel: Channel, batchNo: number
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
-/**
- * A recipient of a claimed batch. Its id for providers that deduplicate is its batch's log id ending
- * in its position, the same on every attempt, built only when a provider asks for it.
- */
-class BatchTarget implements DeliveryTarget {
-  constructor(
-    readonly recipient: string,
-    private readonly logId: string,
-    private readonly position: number,
-  ) {}
-
-  get clientId(): string {
-    return this.logId.slice(0, 28) + this.position.toString(16).padStart(8, '0');
-  }
-}
-
 export const chunkOf = (batchNo: number) => Math.floor(batchNo / BATCHES_PER_CHUNK);
 
 const logInfo = (config: Config, channel: Channel, messages: CampaignMessages, createdBy: string | null): LogInfo | null => {
@@ -128,7 +112,7 @@ export async function processChunk(deps: BatchDeps, ref: ChunkRef): Promise<numb
   const targets: DeliveryTarget[] = [];
   for (const batch of claimed) {
     const logId = batchLogId(ref.campaignId, ref.channel, batch.batch_no);
-    batch.addresses.forEach((recipient, i) => targets.push(new BatchTarget(recipient, logId, i + 1)));
+    batch.addresses.forEach((recipient, i) => targets.push(new LogTarget(recipient, logId, i + 1)));
   }
   const channel = await deps.delivery.channelFor(ref.orgId, ref.channel).catch((err: Error) => ({ error: err.message }));
   let results: DeliveryResult[];
