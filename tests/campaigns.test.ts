@@ -202,6 +202,29 @@ describe('launch', () => {
     expect(again.status).toBe(409);
   });
 
+  // Two contacts share a number (and an address, in another case); a third is outside the group.
+  test.each([
+    ['a group plus manual addresses', 'group', ['+254712345201', '+254712345203'], ['a@example.com', 'c@example.com', 'new@example.com']],
+    ['manual addresses only', 'manual', ['+254712345201', '+254712345203'], ['c@example.com', 'new@example.com']],
+    ['everyone', 'all', ['+254712345201', '+254712345203'], ['a@example.com', 'c@example.com']],
+  ])('the audience of %s is deduplicated per channel', async (_name, kind, sms, email) => {
+    const org = await signupOrg(api);
+    const group = (await api.post('/groups', { name: 'G', color: 'bg-blue-500' }, { token: org.token })).body;
+    await contact(org, { name: 'A', phone: '0712345201', email: 'a@example.com', groups: [group._id] });
+    await contact(org, { name: 'A again', phone: '+254712345201', email: 'A@Example.com', groups: [group._id] });
+    await contact(org, { name: 'C', phone: '0712345203', email: 'c@example.com' });
+    const manual = ['0712345201', '0712345203', 'c@example.com', 'new@example.com'];
+    const recipients = kind === 'group' ? { groups: [group._id], manual } : kind === 'manual' ? { manual } : {};
+    const c = await campaign(org, { channels: ['sms', 'email'], recipients, messages: { sms: { content: 'Hi' }, email: { subject: 'News', content: '<p>News</p>' } } });
+    const res = await api.post(`/campaigns/${c._id}/launch`, undefined, { token: org.token });
+    expect(res.status).toBe(200);
+    const logs = (await api.get(`/message-logs?campaignId=${c._id}`, { token: org.token })).body;
+    const sent = (channel: string) => logs.filter((l: any) => l.channel === channel).flatMap((l: any) => l.recipients.map((r: any) => r.recipient)).sort();
+    expect(sent('sms')).toEqual(sms);
+    expect(sent('email')).toEqual(email);
+    expect(res.body.analytics).toMatchObject({ sent: sms.length + email.length, failed: 0 });
+  });
+
   test('no eligible recipient is 400 and the campaign stays a draft', async () => {
     const org = await signupOrg(api);
     await contact(org, { name: 'Mail only', email: 'm@example.com' });

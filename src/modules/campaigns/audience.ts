@@ -33,9 +33,11 @@ export async function materialiseAudience(trx: Knex.Transaction, campaign: Campa
     sms: campaign.manual_recipients.filter((r) => !r.includes('@')),
     whatsapp: campaign.manual_recipients.filter((r) => !r.includes('@')),
   };
-  // One numbered audience per channel. The addresses are numbered in the order the deduplication
-  // yields them, not sorted: a batch is any 100 of them, and sorting 100,000 addresses was half the
-  // statement's time. For `all` the contacts filter is left out altogether.
+  // One numbered audience per channel: the distinct contact addresses, read in the order of the
+  // channel's (organization, address) index so that deduplicating them needs no hash or sort, then
+  // the manual addresses that none of those contacts has. The two parts are disjoint, so nothing
+  // deduplicates across them; a batch is any 100 of the numbered addresses. For `all` the contacts
+  // filter is left out altogether.
   const bindings: Knex.Value[] = [];
   const perChannel = campaign.channels.map((channel) => {
     const { expr, present } = ADDRESS[channel];
@@ -44,15 +46,15 @@ export async function materialiseAudience(trx: Knex.Transaction, campaign: Campa
       : `AND (c.id = ANY(?::uuid[]) OR EXISTS (
            SELECT 1 FROM contact_groups cg
            WHERE cg.organization_id = c.organization_id AND cg.contact_id = c.id AND cg.group_id = ANY(?::uuid[])))`;
-    bindings.push(channel, units[channel] ?? 0, orgId);
-    if (!everyone) bindings.push(campaign.selected_contacts, campaign.selected_groups);
-    bindings.push(manual[channel]);
+    const chosenBindings = everyone ? [] : [campaign.selected_contacts, campaign.selected_groups];
+    bindings.push(channel, units[channel] ?? 0, orgId, ...chosenBindings, manual[channel], orgId, ...chosenBindings);
     return `
       SELECT ?::text AS channel, ?::numeric AS unit, address, row_number() OVER () - 1 AS n
       FROM (
-        SELECT ${expr} AS address FROM contacts c WHERE c.organization_id = ? AND ${present} ${chosen}
-        UNION
-        SELECT m.address FROM unnest(?::text[]) AS m(address)
+        (SELECT DISTINCT ${expr} AS address FROM contacts c WHERE c.organization_id = ? AND ${present} ${chosen} ORDER BY 1)
+        UNION ALL
+        (SELECT DISTINCT m.address FROM unnest(?::text[]) AS m(address)
+         WHERE NOT EXISTS (SELECT 1 FROM contacts c WHERE c.organization_id = ? AND ${expr} = m.address AND ${present} ${chosen}))
       ) distinct_addresses`;
   });
   // The audience is deduplicated in memory rather than spilled to disk.
