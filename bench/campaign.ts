@@ -19,7 +19,8 @@ const env = {
   DELIVERY_MODE: 'sandbox',
   JWT_SECRET: randomBytes(32).toString('hex'),
   CREDENTIALS_KEY: randomBytes(32).toString('hex'),
-  WORKER_CONCURRENCY: process.env.BENCH_WORKER_CONCURRENCY ?? '8',
+  // Herald's default worker concurrency unless BENCH_WORKER_CONCURRENCY says otherwise.
+  ...(process.env.BENCH_WORKER_CONCURRENCY && { WORKER_CONCURRENCY: process.env.BENCH_WORKER_CONCURRENCY }),
   DATABASE_POOL_MAX: '20',
 };
 const herald = await startProcess('src/main.ts', env, 4711, '/ready');

@@ -1,3 +1,4 @@
+import { textArrayLiteral } from '../../db/arrays.js';
 import type { Db } from '../../db/database.js';
 import type { Channel, ChannelAdapter, DeliveryResult, DeliveryTarget, OutboundMessage } from '../types.js';
 
@@ -31,11 +32,10 @@ export function createSandboxAdapter(db: Db, channel: Channel, latencyMs = 0): C
       }));
       await db.raw(
         `INSERT INTO sandbox_sends (organization_id, channel, subject, body, attachments, recipients, errors)
-         VALUES (?, ?, ?, ?, ?::jsonb, ARRAY(SELECT json_array_elements_text(?::json)), ARRAY(SELECT json_array_elements_text(?::json)))`,
+         VALUES (?, ?, ?, ?, ?::jsonb, ?::text[], ?::text[])`,
         [
           message.orgId, channel, message.subject ?? null, message.body, JSON.stringify(attachments),
-          // As JSON text: serialised natively, not element by element as an array literal.
-          JSON.stringify(results.map((r) => r.recipient)), JSON.stringify(failures ? results.map((r) => r.error ?? null) : []),
+          textArrayLiteral(results.map((r) => r.recipient)), textArrayLiteral(failures ? results.map((r) => r.error ?? null) : []),
         ],
       );
       return results;
