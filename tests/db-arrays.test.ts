@@ -15,6 +15,9 @@ test.each([
   ['the words NULL and null, and the empty string', ['NULL', 'null', '', 'Null']],
   ['missing values', [null, 'Sandbox: delivery to a reserved failing address', null]],
   ['unicode', ['Ünïcødé ✓', '日本語', '🙂']],
+  ['one empty string', ['']],
+  ['a NULL at either end', ['NULL', '+254712345678', 'null']],
+  ['an element with a comma among plain ones', ['+254712345678', 'a,b', '+254712345679']],
   ['nothing', []],
 ])('%s come back exactly', async (_name, values) => {
   const { rows } = await client.query('SELECT $1::text[] AS a', [textArrayLiteral(values)]);

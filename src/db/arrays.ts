@@ -5,6 +5,14 @@
  * with `array_in`, cheaper than taking a JSON document apart.
  */
 export function textArrayLiteral(values: readonly (string | null)[]): string {
+  // The common case in one pass over one string: no element is null, empty or NULL, none holds a
+  // character that needs quoting, and (the commas are exactly the separators) none holds a comma.
+  if (values.length && !values.includes(null)) {
+    const joined = values.join(',');
+    let commas = 0;
+    for (let i = joined.indexOf(','); i !== -1; i = joined.indexOf(',', i + 1)) commas++;
+    if (commas === values.length - 1 && !UNSAFE.test(joined) && !EMPTY_OR_NULL.test(joined)) return `{${joined}}`;
+  }
   let out = '{';
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
@@ -18,3 +26,6 @@ export function textArrayLiteral(values: readonly (string | null)[]): string {
 
 /** What an unquoted element may hold: no quotes, backslashes, braces, commas or white space. */
 const PLAIN = /^[^"\\{},\s]+$/;
+const UNSAFE = /["\\{}\s]/;
+/** An empty element, or one spelling NULL, in a comma-joined list. */
+const EMPTY_OR_NULL = /(?:^|,)(?:null)?(?:,|$)/i;

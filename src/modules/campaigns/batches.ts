@@ -52,6 +52,8 @@ interface Claimed {
   addresses: string[];
   /** No address holds a double quote, so the settle statement can write the log's JSON itself. */
   plain: boolean;
+  /** `batchLogId` of the batch, once worked out. */
+  logId?: string;
 }
 
 /** What a settled batch's log says: the campaign's message, and who sent it. */
@@ -111,7 +113,7 @@ export async function processChunk(deps: BatchDeps, ref: ChunkRef): Promise<numb
 
   const targets: DeliveryTarget[] = [];
   for (const batch of claimed) {
-    const logId = batchLogId(ref.campaignId, ref.channel, batch.batch_no);
+    const logId = (batch.logId = batchLogId(ref.campaignId, ref.channel, batch.batch_no));
     batch.addresses.forEach((recipient, i) => targets.push(new LogTarget(recipient, logId, i + 1)));
   }
   const channel = await deps.delivery.channelFor(ref.orgId, ref.channel).catch((err: Error) => ({ error: err.message }));
@@ -248,7 +250,7 @@ async function settle(db: Db, ref: ChunkRef, info: LogInfo, claimed: Claimed[], 
     const sent = own.filter((r) => r.ok).length;
     const log = {
       batchNo: batch.batch_no,
-      id: batchLogId(ref.campaignId, ref.channel, batch.batch_no),
+      id: batch.logId ?? batchLogId(ref.campaignId, ref.channel, batch.batch_no),
       recipients: recipientsJson(batch, results, from),
       sent,
       failed: own.length - sent,
