@@ -37,7 +37,10 @@ describe('SMS gateway adapter', () => {
     gateway.reset();
     gateway.calls.length = 0;
   });
-  afterAll(() => gateway.stop());
+  afterAll(async () => {
+    await sms.close?.();
+    await gateway.stop();
+  });
 
   test('one target: sendsms with the documented fields, success carries message and network ids', async () => {
     const [target] = targets(1);
@@ -113,7 +116,9 @@ describe('SMS gateway adapter', () => {
     try {
       const list = targets(5);
       shuffled.setBehaviour({ kind: 'code', code: 1003 }, list[1].recipient);
-      const results = await createSmsGatewayAdapter({ baseUrl: shuffled.url, timeoutMs: 1000 }).send(message('sms'), list, creds);
+      const adapter = createSmsGatewayAdapter({ baseUrl: shuffled.url, timeoutMs: 1000 });
+      const results = await adapter.send(message('sms'), list, creds);
+      await adapter.close?.();
       expect(results.map((r) => [r.recipient, r.ok])).toEqual(list.map((t, i) => [t.recipient, i !== 1]));
       const answered = shuffled.calls[0].body.smslist.map((s: { clientsmsid: string }) => s.clientsmsid);
       expect(answered).toEqual(list.map((t) => t.clientId));
@@ -127,7 +132,9 @@ describe('SMS gateway adapter', () => {
     try {
       const list = targets(3);
       bare.setBehaviour({ kind: 'code', code: 1002 }, list[2].recipient);
-      const results = await createSmsGatewayAdapter({ baseUrl: bare.url, timeoutMs: 1000 }).send(message('sms'), list, creds);
+      const adapter = createSmsGatewayAdapter({ baseUrl: bare.url, timeoutMs: 1000 });
+      const results = await adapter.send(message('sms'), list, creds);
+      await adapter.close?.();
       expect(results.map((r) => r.ok)).toEqual([true, true, false]);
       expect(results[0].network).toBe(new URL(bare.url).host);
     } finally {
@@ -149,7 +156,10 @@ describe('WhatsApp Cloud adapter', () => {
     wa.reset();
     wa.calls.length = 0;
   });
-  afterAll(() => wa.stop());
+  afterAll(async () => {
+    await adapter.close?.();
+    await wa.stop();
+  });
 
   test('one call per target with the bearer token and the documented body', async () => {
     const list = targets(4);

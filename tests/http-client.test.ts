@@ -2,7 +2,10 @@
 // what comes back for each, and that nothing outlives the hard timeout.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HttpTransportError, postJson } from '../src/delivery/http-client.js';
+import { createProviderPool, HttpTransportError, postJson as post, type PostJsonOptions } from '../src/delivery/http-client.js';
+
+const pool = createProviderPool();
+const postJson = (url: string, body: unknown, options: PostJsonOptions) => post(url, body, { ...options, pool });
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
@@ -25,6 +28,7 @@ beforeAll(async () => {
 });
 beforeEach(() => void (received.length = 0));
 afterAll(async () => {
+  await pool.close();
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
 });

@@ -1,6 +1,6 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { StoredCredentials } from '../../modules/organizations/dto.js';
-import { HttpTransportError, postJsonText, type HttpResponse } from '../http-client.js';
+import { createProviderPool, HttpTransportError, postJsonText, type HttpResponse } from '../http-client.js';
 import type { ChannelAdapter, DeliveryResult, DeliveryTarget, OutboundMessage } from '../types.js';
 
 export interface SmsGatewayOptions {
@@ -54,6 +54,7 @@ export function createSmsGatewayAdapter(options: SmsGatewayOptions): ChannelAdap
   const failAll = (batch: DeliveryTarget[], error: string, retryable: boolean): DeliveryResult[] =>
     batch.map((target) => ({ recipient: target.recipient, ok: false, error, retryable, network: host }));
 
+  const pool = createProviderPool();
   const urls = new Map<string, URL>();
   /** One gateway call; `clientIds` are the bulk messages' ids, in the order of `batch`. */
   async function call(path: string, json: string, batch: DeliveryTarget[], clientIds: string[] | null): Promise<DeliveryResult[]> {
@@ -61,7 +62,7 @@ export function createSmsGatewayAdapter(options: SmsGatewayOptions): ChannelAdap
     if (!url) urls.set(path, (url = new URL(`${base}${path}`)));
     let res: HttpResponse;
     try {
-      res = await postJsonText(url, json, { timeoutMs: options.timeoutMs });
+      res = await postJsonText(url, json, { timeoutMs: options.timeoutMs, pool });
     } catch (err) {
       if (err instanceof HttpTransportError) {
         const reason = err.kind === 'timeout' ? err.message : `connection failed (${err.code ?? err.message})`;
@@ -132,6 +133,7 @@ export function createSmsGatewayAdapter(options: SmsGatewayOptions): ChannelAdap
       }
       return (await Promise.all(calls)).flat();
     },
+    close: () => pool.close(),
   };
 }
 

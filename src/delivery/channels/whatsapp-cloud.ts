@@ -1,6 +1,6 @@
 import pMap from 'p-map';
 import type { StoredCredentials } from '../../modules/organizations/dto.js';
-import { HttpTransportError, postJson, type HttpResponse } from '../http-client.js';
+import { createProviderPool, HttpTransportError, postJson, type HttpResponse } from '../http-client.js';
 import type { ChannelAdapter, DeliveryResult, DeliveryTarget, OutboundMessage } from '../types.js';
 
 export interface WhatsAppCloudOptions {
@@ -32,6 +32,7 @@ const KNOWN_ERRORS: Record<number, { reason: string; retryable: boolean }> = {
 export function createWhatsAppCloudAdapter(options: WhatsAppCloudOptions): ChannelAdapter {
   const base = options.baseUrl.replace(/\/+$/, '');
   const concurrency = Math.max(1, options.concurrency);
+  const pool = createProviderPool();
 
   async function sendOne(body: string, target: DeliveryTarget, url: string, token: string): Promise<DeliveryResult> {
     const fail = (error: string, retryable: boolean): DeliveryResult => ({ recipient: target.recipient, ok: false, error: `WhatsApp: ${error}`, retryable, network: NETWORK });
@@ -46,7 +47,7 @@ export function createWhatsAppCloudAdapter(options: WhatsAppCloudOptions): Chann
           type: 'text',
           text: { preview_url: false, body },
         },
-        { timeoutMs: options.timeoutMs, headers: { authorization: `Bearer ${token}` } },
+        { timeoutMs: options.timeoutMs, headers: { authorization: `Bearer ${token}` }, pool },
       );
     } catch (err) {
       if (err instanceof HttpTransportError) {
@@ -82,5 +83,6 @@ export function createWhatsAppCloudAdapter(options: WhatsAppCloudOptions): Chann
       const url = `${base}/${encodeURIComponent(phoneNumberId)}/messages`;
       return pMap(targets, (target) => sendOne(message.body, target, url, token), { concurrency });
     },
+    close: () => pool.close(),
   };
 }
