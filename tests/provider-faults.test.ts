@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { jest } from '@jest/globals';
+import { settleAbandoned } from '../src/delivery/pipeline.js';
 import type { Herald } from '../src/server.js';
 import { startSmsGatewayFake, type SmsGatewayFake } from './fakes/sms-gateway-fake.js';
 import { startSmtpSink, type SinkBehaviour, type SmtpSink } from './fakes/smtp-sink.js';
@@ -297,6 +298,48 @@ describe('several recipients: 200 with one item each, retries only for the retry
     const ids = gateway.calls.map((c) => c.body.smslist.map((m: { clientsmsid: string }) => m.clientsmsid));
     expect(new Set(ids[0]).size).toBe(numbers.length);
     expect(ids).toEqual([ids[0], ids[0], ids[0]]);
+  });
+});
+
+describe('a send in flight and one its process abandoned', () => {
+  test('while the provider is answering, the log shows every recipient pending, in both doors; then their outcomes', async () => {
+    const org = await liveOrg();
+    const numbers = [phone(31), phone(32), phone(33)];
+    // Slower than a read of the logs, within the timeout.
+    gateway.setBehaviour({ kind: 'delay', ms: TIMEOUT_MS - 50 });
+    const sending = api.post('/notifications/send', sendBody('sms', numbers), { token: org.token });
+    let inFlight: any[] = [];
+    for (let i = 0; i < 100 && !inFlight.length; i++) {
+      inFlight = await logs(org);
+      if (!inFlight.length) await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(inFlight).toHaveLength(1);
+    expect(inFlight[0].recipients).toEqual(numbers.map((recipient) => ({ recipient, status: 'pending' })));
+    const viaGraphql = await api.gql('{ messageLogs { edges { node { recipients { recipient status error } } } } }', {}, { token: org.token });
+    expect(viaGraphql.body.data.messageLogs.edges[0].node.recipients).toEqual(numbers.map((recipient) => ({ recipient, status: 'pending', error: null })));
+    expect((await sending).status).toBe(200);
+    expect((await logs(org))[0].recipients).toEqual(numbers.map((recipient) => ({ recipient, status: 'success' })));
+  });
+
+  test('the sweeper fails and refunds the pending recipients of an abandoned log, in either stored form', async () => {
+    const org = await liveOrg();
+    const before = await credits(org);
+    // What a process that died after reserving leaves: 2 credits held, two recipients pending (one
+    // as a bare address, one as a pending object, as older logs have it), one invalid.
+    await herald.db('organizations').where({ id: org.orgId }).decrement('credits', 2);
+    await herald.db('message_logs').insert({
+      organization_id: org.orgId, channel: 'sms', message_preview: 'x', message_length: 1, unit_cost: 1, reserved: 2,
+      pending_count: 2, failed_count: 1, created_at: new Date(Date.now() - 3_600_000),
+      recipients: JSON.stringify([phone(41), { recipient: phone(42), status: 'pending' }, { recipient: '12', status: 'failed', error: 'Invalid phone number' }]),
+    });
+    expect(await settleAbandoned(herald.db, 60)).toBe(1);
+    const [log] = await logs(org);
+    expect(log).toMatchObject({ cost: 0, recipients: [
+      { recipient: phone(41), status: 'failed', error: 'Delivery interrupted' },
+      { recipient: phone(42), status: 'failed', error: 'Delivery interrupted' },
+      { recipient: '12', status: 'failed', error: 'Invalid phone number' },
+    ] });
+    expect(await credits(org)).toBe(before);
   });
 });
 

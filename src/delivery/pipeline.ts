@@ -76,13 +76,15 @@ export async function deliver(deps: PipelineDeps, req: SendRequest): Promise<Rec
   let valid = 0;
   for (let i = 0; i < req.recipients.length; i += LOG_BATCH) {
     const batch: Batch = { logId: randomUUID(), recipients: req.recipients.slice(i, i + LOG_BATCH), targets: [], pendingJson: '', reserved: 0 };
-    // The pending log as JSON text, written piece by piece: no object per recipient to stringify.
+    // The pending log as JSON text, written piece by piece. A pending recipient is stored as its bare
+    // address (readers show it as `{ recipient, status: 'pending' }`): a third of the bytes to ship,
+    // validate and store while the send waits on the reservation; settling writes the full objects.
     let json = '';
     batch.recipients.forEach((r, position) => {
       if (json) json += ',';
       if (r.invalid) json += JSON.stringify({ recipient: r.recipient, status: 'failed', error: r.invalid });
       else {
-        json += `{"recipient":${JSON.stringify(r.recipient)},"status":"pending"}`;
+        json += JSON.stringify(r.recipient);
         batch.targets.push(new LogTarget(r.recipient, batch.logId, position + 1));
       }
     });
@@ -280,7 +282,10 @@ export async function settleAbandoned(db: Db, olderThanSeconds: number): Promise
      ), settled AS (
        UPDATE message_logs m
        SET recipients = (
-             SELECT json_agg(CASE WHEN r->>'status' = 'pending'
+             -- A pending recipient is a bare address (or, in logs written before that, a pending object).
+             SELECT json_agg(CASE WHEN json_typeof(r) = 'string'
+                                  THEN json_build_object('recipient', r #>> '{}', 'status', 'failed', 'error', 'Delivery interrupted')
+                                  WHEN r->>'status' = 'pending'
                                   THEN json_build_object('recipient', r->>'recipient', 'status', 'failed', 'error', 'Delivery interrupted')
                                   ELSE r::json END)
              FROM json_array_elements(m.recipients) AS r),

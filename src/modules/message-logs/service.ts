@@ -12,7 +12,8 @@ interface MessageLogRow {
   sender_user_id: string | null;
   campaign_id: string | null;
   network: string | null;
-  recipients: { recipient: string; status: string; error?: string }[];
+  /** A recipient still pending is stored as its bare address (see `deliver`); settled ones as objects. */
+  recipients: (string | { recipient: string; status: string; error?: string })[];
   message_preview: string;
   message_length: number;
   cost: number;
@@ -41,7 +42,7 @@ const toDto = (row: MessageLogRow): MessageLogDto => ({
   senderUserId: row.sender_user_id,
   senderOrgId: row.organization_id,
   network: row.network,
-  recipients: row.recipients,
+  recipients: row.recipients.map((r) => (typeof r === 'string' ? { recipient: r, status: 'pending' } : r)),
   messagePreview: row.message_preview,
   messageLength: row.message_length,
   cost: Number(row.cost),
