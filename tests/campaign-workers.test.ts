@@ -80,7 +80,7 @@ async function waitForCompletion(org: Org, campaignId: string, ms = 90_000) {
 /** Every recipient of the campaign appears in exactly one log entry, and credits match what was logged. */
 async function expectExactlyOnce(org: Org, campaignId: string) {
   const entries = await herald.db.raw(
-    `SELECT r->>'recipient' AS recipient, count(*)::int AS n
+    `SELECT coalesce(r->>'recipient', r #>> '{}') AS recipient, count(*)::int AS n
      FROM message_logs, json_array_elements(recipients) AS r
      WHERE organization_id = ? AND campaign_id = ?
      GROUP BY 1`,

@@ -77,8 +77,8 @@ export async function deliver(deps: PipelineDeps, req: SendRequest): Promise<Rec
   for (let i = 0; i < req.recipients.length; i += LOG_BATCH) {
     const batch: Batch = { logId: randomUUID(), recipients: req.recipients.slice(i, i + LOG_BATCH), targets: [], pendingJson: '', reserved: 0 };
     // The pending log as JSON text, written piece by piece. A pending recipient is stored as its bare
-    // address (readers show it as `{ recipient, status: 'pending' }`): a third of the bytes to ship,
-    // validate and store while the send waits on the reservation; settling writes the full objects.
+    // address (an unsettled log's default state; readers show `{ recipient, status: 'pending' }`): a
+    // third of the bytes to ship, validate and store while the send waits on the reservation.
     let json = '';
     batch.recipients.forEach((r, position) => {
       if (json) json += ',';
@@ -174,7 +174,8 @@ export async function sendWithRetries(call: (targets: DeliveryTarget[]) => Promi
 
 interface Settlement {
   id: string;
-  recipients: RecipientOutcome[];
+  /** JSON text, as stored. */
+  recipients: string;
   success_count: number;
   failed_count: number;
   cost: number;
@@ -212,7 +213,8 @@ class Settler {
     });
     this.queue.push({
       id: batch.logId,
-      recipients: outcomes,
+      // As stored: a success as its bare address (a settled log's default state), others in full.
+      recipients: `[${outcomes.map((o) => JSON.stringify(o.status === 'success' ? o.recipient : o)).join(',')}]`,
       success_count: successes,
       failed_count: outcomes.length - successes,
       cost: round2(unit * successes),
@@ -261,7 +263,7 @@ class Settler {
        FROM (SELECT sum(refund) AS refund FROM settled) r
        WHERE o.id = ? AND r.refund > 0`,
       [
-        chunk.map((c) => c.id), ...chunk.map((c) => JSON.stringify(c.recipients)), chunk.map((c) => c.success_count), chunk.map((c) => c.failed_count),
+        chunk.map((c) => c.id), ...chunk.map((c) => c.recipients), chunk.map((c) => c.success_count), chunk.map((c) => c.failed_count),
         chunk.map((c) => c.cost), chunk.map((c) => c.network) as string[], this.orgId, this.orgId,
       ],
     );

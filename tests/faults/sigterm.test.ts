@@ -101,7 +101,7 @@ test('SIGTERM under load drains in-flight requests and jobs and exits within 10 
   }
   expect(campaign.status).toBe('completed');
   const perRecipient = await db.raw(
-    `SELECT r->>'recipient' AS recipient, count(*)::int AS n
+    `SELECT coalesce(r->>'recipient', r #>> '{}') AS recipient, count(*)::int AS n
      FROM message_logs m, json_array_elements(m.recipients) r
      WHERE m.organization_id = ? AND m.campaign_id = ? GROUP BY 1`,
     [org.orgId, created.body._id],

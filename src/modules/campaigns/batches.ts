@@ -50,8 +50,6 @@ export function batchRange(ref: ChunkRef): [number, number] {
 interface Claimed {
   batch_no: number;
   addresses: string[];
-  /** No address holds a double quote, so the settle statement can write the log's JSON itself. */
-  plain: boolean;
   /** `batchLogId` of the batch, once worked out. */
   logId?: string;
 }
@@ -172,21 +170,22 @@ async function claim(db: Db, ref: ChunkRef, unit: number, leaseSeconds: number):
   if (!rows[0].ok) return 'short';
   return rows
     .filter((r) => r.batch_no !== null)
-    .map((r) => ({ batch_no: r.batch_no!, addresses: JSON.parse(r.addresses) as string[], plain: !r.addresses.includes('\\"') }));
+    .map((r) => ({ batch_no: r.batch_no!, addresses: JSON.parse(r.addresses) as string[] }));
 }
 
 /**
- * A log's recipients as JSON text; null when all succeeded and no address holds a quote, and the
- * settle statement writes them from the batch's addresses itself (no JSON built or shipped here).
+ * A log's recipients as JSON text, as stored: a success as its bare address (a settled log's
+ * default state), a failure in full. Null when all succeeded: the settle statement then writes the
+ * batch's addresses as they are (no JSON built or shipped here).
  */
-function recipientsJson({ addresses, plain }: Claimed, results: DeliveryResult[], from: number): string | null {
+function recipientsJson({ addresses }: Claimed, results: DeliveryResult[], from: number): string | null {
   let failed = false;
   for (let i = 0; i < addresses.length && !failed; i++) failed = !results[from + i]!.ok;
-  if (!failed && plain) return null;
+  if (!failed) return null;
   return JSON.stringify(
     addresses.map((recipient, i) => {
       const r = results[from + i]!;
-      return r.ok ? { recipient, status: 'success' } : { recipient, status: 'failed', error: r.error ?? 'Delivery failed' };
+      return r.ok ? recipient : { recipient, status: 'failed', error: r.error ?? 'Delivery failed' };
     }),
   );
 }
@@ -204,11 +203,8 @@ const SETTLE: Statement = {
            WHERE b.organization_id = $8 AND b.campaign_id = $9 AND b.channel = $10 AND b.batch_no = ANY($1::int[])
              AND b.batch_no = v.batch_no AND b.status = 'sending'
            RETURNING v.log_id, v.sent, v.failed, v.cost, v.network, b.reserved - v.cost AS refund,
-                     -- Every recipient succeeded and no address holds a quote: array_to_json quotes each
-                     -- address, and '","' occurs only between them.
-                     coalesce(v.recipients, (
-                       SELECT '[{"recipient":' || replace(substr(t, 2, length(t) - 2), '","', '","status":"success"},{"recipient":"') || ',"status":"success"}]'
-                       FROM (VALUES (array_to_json(b.addresses)::text)) AS j(t))) AS recipients),
+                     -- Every recipient succeeded: the addresses as they are (a settled log's default state).
+                     coalesce(v.recipients, array_to_json(b.addresses)::text) AS recipients),
          logged AS (
            INSERT INTO message_logs AS m (organization_id, id, channel, sender_user_id, campaign_id, network, recipients, pending_count,
                                           success_count, failed_count, message_preview, message_length, unit_cost, reserved, cost, settled_at)

@@ -12,8 +12,12 @@ interface MessageLogRow {
   sender_user_id: string | null;
   campaign_id: string | null;
   network: string | null;
-  /** A recipient still pending is stored as its bare address (see `deliver`); settled ones as objects. */
+  /**
+   * A recipient in its log's default state is stored as its bare address: `pending` while the log is
+   * unsettled, `success` once it is settled. Any other state is an object with its status and error.
+   */
   recipients: (string | { recipient: string; status: string; error?: string })[];
+  settled_at: Date | null;
   message_preview: string;
   message_length: number;
   cost: number;
@@ -42,7 +46,7 @@ const toDto = (row: MessageLogRow): MessageLogDto => ({
   senderUserId: row.sender_user_id,
   senderOrgId: row.organization_id,
   network: row.network,
-  recipients: row.recipients.map((r) => (typeof r === 'string' ? { recipient: r, status: 'pending' } : r)),
+  recipients: expandRecipients(row.recipients, row.settled_at ? 'success' : 'pending'),
   messagePreview: row.message_preview,
   messageLength: row.message_length,
   cost: Number(row.cost),
@@ -51,9 +55,14 @@ const toDto = (row: MessageLogRow): MessageLogDto => ({
   updatedAt: row.updated_at.toISOString(),
 });
 
+/** A log's stored recipients as the API shows them (see `MessageLogRow.recipients`). */
+export function expandRecipients(stored: MessageLogRow['recipients'], bare: 'pending' | 'success') {
+  return stored.map((r) => (typeof r === 'string' ? { recipient: r, status: bare } : r));
+}
+
 const COLUMNS = [
   'id', 'organization_id', 'channel', 'sender_user_id', 'campaign_id', 'network', 'recipients',
-  'message_preview', 'message_length', 'cost', 'created_at', 'updated_at',
+  'message_preview', 'message_length', 'cost', 'settled_at', 'created_at', 'updated_at',
 ].map((c) => `message_logs.${c}`);
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
