@@ -16,6 +16,8 @@ export interface Delivery {
   readonly mode: 'sandbox' | 'live';
   /** Binds a channel to the organization's credentials; in live mode, 400 naming the missing ones. */
   channelFor(orgId: string, channel: Channel): Promise<{ send: BoundChannel; fromName: string }>;
+  /** `channelFor` with the organization's row already read. */
+  bind(org: OrganizationRow, channel: Channel): { send: BoundChannel; fromName: string };
   close(): Promise<void>;
 }
 
@@ -37,19 +39,23 @@ export async function createDelivery(config: Config, db: Db): Promise<Delivery> 
           whatsapp: createSandboxAdapter(db, 'whatsapp', config.sandboxLatencyMs),
         }
       : liveAdapters(config);
+  const bind = (org: OrganizationRow, channel: Channel): { send: BoundChannel; fromName: string } => {
+    const credentials: StoredCredentials = config.deliveryMode === 'live' ? readCredentials(config, org) : {};
+    if (config.deliveryMode === 'live') {
+      const missing = REQUIRED_CREDENTIALS[channel].filter((field) => !credentials[field]);
+      if (missing.length) throw badRequest(`Missing ${channel} credentials: ${missing.join(', ')}`);
+    }
+    const adapter = adapters[channel];
+    return { send: (message, targets) => adapter.send(message, targets, credentials), fromName: org.email_from_name ?? org.name };
+  };
   return {
     mode: config.deliveryMode,
     async channelFor(orgId, channel) {
       const org = (await db('organizations').where({ id: orgId }).first()) as OrganizationRow | undefined;
       if (!org) throw notFound();
-      const credentials: StoredCredentials = config.deliveryMode === 'live' ? readCredentials(config, org) : {};
-      if (config.deliveryMode === 'live') {
-        const missing = REQUIRED_CREDENTIALS[channel].filter((field) => !credentials[field]);
-        if (missing.length) throw badRequest(`Missing ${channel} credentials: ${missing.join(', ')}`);
-      }
-      const adapter = adapters[channel];
-      return { send: (message, targets) => adapter.send(message, targets, credentials), fromName: org.email_from_name ?? org.name };
+      return bind(org, channel);
     },
+    bind,
     async close() {
       await Promise.all(Object.values(adapters).map((a) => a.close?.()));
     },

@@ -9,6 +9,7 @@ import { round2, sendWithRetries } from '../../delivery/pipeline.js';
 import type { Delivery } from '../../delivery/registry.js';
 import { LogTarget, type Channel, type DeliveryResult, type DeliveryTarget, type OutboundMessage } from '../../delivery/types.js';
 import { BATCH_SIZE } from './audience.js';
+import type { OrganizationRow } from '../organizations/dto.js';
 import type { CampaignMessages, CampaignRow } from './dto.js';
 
 /**
@@ -92,9 +93,14 @@ const logInfo = (config: Config, channel: Channel, messages: CampaignMessages, c
  */
 export async function processChunk(deps: BatchDeps, ref: ChunkRef): Promise<number> {
   const { db, config } = deps;
-  const campaign = (await db('campaigns').where({ organization_id: ref.orgId, id: ref.campaignId }).first('status', 'messages', 'created_by')) as
-    | Pick<CampaignRow, 'status' | 'messages' | 'created_by'>
+  // The campaign and its organization (whose credentials the channel is bound to) in one read.
+  const row = (await db('campaigns as c')
+    .join('organizations as o', 'o.id', 'c.organization_id')
+    .where({ 'c.organization_id': ref.orgId, 'c.id': ref.campaignId })
+    .first('o.*', 'c.status as campaign_status', 'c.messages as campaign_messages', 'c.created_by as campaign_created_by')) as
+    | (OrganizationRow & { campaign_status: CampaignRow['status']; campaign_messages: CampaignMessages; campaign_created_by: string | null })
     | undefined;
+  const campaign = row && { status: row.campaign_status, messages: row.campaign_messages, created_by: row.campaign_created_by };
   const content = campaign?.messages[ref.channel];
   if (!campaign || campaign.status !== 'active' || !content) return 0;
   const info = logInfo(config, ref.channel, campaign.messages, campaign.created_by)!;
@@ -114,7 +120,12 @@ export async function processChunk(deps: BatchDeps, ref: ChunkRef): Promise<numb
     const logId = (batch.logId = batchLogId(ref.campaignId, ref.channel, batch.batch_no));
     batch.addresses.forEach((recipient, i) => targets.push(new LogTarget(recipient, logId, i + 1)));
   }
-  const channel = await deps.delivery.channelFor(ref.orgId, ref.channel).catch((err: Error) => ({ error: err.message }));
+  let channel: ReturnType<Delivery['bind']> | { error: string };
+  try {
+    channel = deps.delivery.bind(row!, ref.channel);
+  } catch (err) {
+    channel = { error: (err as Error).message };
+  }
   let results: DeliveryResult[];
   if ('error' in channel) {
     results = targets.map((t) => failure(t.recipient, channel.error));
