@@ -16,10 +16,10 @@ import type { CampaignMessages, CampaignRow } from './dto.js';
  * Batches (of 100 recipients, one log each) handled by one job: fewer jobs, locks and round trips.
  * A large campaign is cut into about `CHUNKS_PER_CHANNEL` chunks of up to `MAX_BATCHES_PER_CHUNK`
  * batches (a job's fixed cost, about six round trips, is then spread over more recipients), a
- * smaller one into chunks of `BATCHES_PER_CHUNK`. Each chunk's settle holds the campaign's row lock
- * through its commit, so chunks of one campaign settle one at a time: fewer, larger chunks wait
- * less (16 instead of 32 per channel: 100,000 recipients ~11% faster side by side). The maximum
- * keeps a chunk well inside `CAMPAIGN_LEASE_SECONDS` on slow channels (5,000 emails).
+ * smaller one into chunks of `BATCHES_PER_CHUNK`. Fewer, larger chunks mean fewer jobs, claims and
+ * settle commits (each of which updates the campaign's row): 16 per channel instead of 32 made
+ * 100,000 recipients ~11% faster side by side. The maximum keeps a chunk well inside
+ * `CAMPAIGN_LEASE_SECONDS` on slow channels (5,000 emails).
  */
 export const BATCHES_PER_CHUNK = 10;
 const MAX_BATCHES_PER_CHUNK = 50;
