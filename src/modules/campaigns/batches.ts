@@ -18,11 +18,12 @@ import type { CampaignMessages, CampaignRow } from './dto.js';
  * batches (a job's fixed cost, about six round trips, is then spread over more recipients), a
  * smaller one into chunks of `BATCHES_PER_CHUNK`. Fewer, larger chunks mean fewer jobs, claims and
  * settle commits (each of which updates the campaign's row): 16 per channel instead of 32 made
- * 100,000 recipients ~11% faster side by side. The maximum keeps a chunk well inside
- * `CAMPAIGN_LEASE_SECONDS` on slow channels (5,000 emails).
+ * 100,000 recipients ~20% faster side by side. The lease is renewed while a chunk sends, so its
+ * size is not bounded by `CAMPAIGN_LEASE_SECONDS`; the maximum bounds what a worker that dies
+ * mid-chunk leaves to be sent again by the next one.
  */
 export const BATCHES_PER_CHUNK = 10;
-const MAX_BATCHES_PER_CHUNK = 50;
+const MAX_BATCHES_PER_CHUNK = 64;
 const CHUNKS_PER_CHANNEL = 16;
 
 export const chunkSizeFor = (batches: number) => Math.min(MAX_BATCHES_PER_CHUNK, Math.max(BATCHES_PER_CHUNK, Math.ceil(batches / CHUNKS_PER_CHANNEL)));
@@ -135,10 +136,30 @@ export async function processChunk(deps: BatchDeps, ref: ChunkRef): Promise<numb
   } else {
     const subject = 'subject' in content ? content.subject : undefined;
     const message: OutboundMessage = { channel: ref.channel, orgId: ref.orgId, fromName: channel.fromName, subject, body: content.content };
-    results = await sendWithRetries((some) => channel.send(message, some), targets);
+    // A send that outlasted the lease would have its batches handed to another worker and sent
+    // again: while it runs, the lease is renewed every third of its length. A worker that dies
+    // stops renewing, and its batches are taken over once the lease runs out, as before.
+    const batchNos = claimed.map((b) => b.batch_no);
+    const renewal = setInterval(() => {
+      renewLease(db, ref, batchNos).catch((err: unknown) => deps.log.warn({ err, campaignId: ref.campaignId }, 'campaign lease renewal failed'));
+    }, (config.campaignLeaseSeconds * 1000) / 3);
+    renewal.unref();
+    try {
+      results = await sendWithRetries((some) => channel.send(message, some), targets);
+    } finally {
+      clearInterval(renewal);
+    }
   }
   await settle(db, ref, info, claimed, results);
   return targets.length;
+}
+
+/** Extends the lease of batches this worker is still sending. */
+async function renewLease(db: Db, ref: ChunkRef, batchNos: number[]) {
+  await db('campaign_batches')
+    .where({ organization_id: ref.orgId, campaign_id: ref.campaignId, channel: ref.channel, status: 'sending' })
+    .whereIn('batch_no', batchNos)
+    .update({ claimed_at: db.raw('now()') });
 }
 
 const failure = (recipient: string, error: string): DeliveryResult => ({ recipient, ok: false, error, network: 'herald' });
