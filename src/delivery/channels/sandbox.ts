@@ -17,12 +17,19 @@ export function createSandboxAdapter(db: Db, channel: Channel, latencyMs = 0): C
   return {
     channel,
     async send(message: OutboundMessage, targets: DeliveryTarget[]): Promise<DeliveryResult[]> {
+      const n = targets.length;
+      const results: DeliveryResult[] = new Array(n);
+      const recipients: string[] = new Array(n);
       let failures = 0;
-      const results = targets.map(({ recipient }): DeliveryResult => {
-        if (!isReservedFailure(channel, recipient)) return { recipient, ok: true, network: 'sandbox' };
-        failures++;
-        return { recipient, ok: false, network: 'sandbox', error: SANDBOX_FAILURE, retryable: false };
-      });
+      for (let i = 0; i < n; i++) {
+        const recipient = targets[i]!.recipient;
+        recipients[i] = recipient;
+        if (!isReservedFailure(channel, recipient)) results[i] = { recipient, ok: true, network: 'sandbox' };
+        else {
+          failures++;
+          results[i] = { recipient, ok: false, network: 'sandbox', error: SANDBOX_FAILURE, retryable: false };
+        }
+      }
       if (!targets.length) return results;
       if (latencyMs) await new Promise((r) => setTimeout(r, latencyMs));
       const attachments = (message.attachments ?? []).map((a) => ({
@@ -35,7 +42,7 @@ export function createSandboxAdapter(db: Db, channel: Channel, latencyMs = 0): C
          VALUES (?, ?, ?, ?, ?::jsonb, ?::text[], ?::text[])`,
         [
           message.orgId, channel, message.subject ?? null, message.body, JSON.stringify(attachments),
-          textArrayLiteral(results.map((r) => r.recipient)), textArrayLiteral(failures ? results.map((r) => r.error ?? null) : []),
+          textArrayLiteral(recipients), textArrayLiteral(failures ? results.map((r) => r.error ?? null) : []),
         ],
       );
       return results;

@@ -210,13 +210,10 @@ async function claim(db: Db, ref: ChunkRef, unit: number, leaseSeconds: number):
 
 /**
  * A log's recipients as JSON text, as stored: a success as its bare address (a settled log's
- * default state), a failure in full. Null when all succeeded: the settle statement then writes the
- * batch's addresses as they are (no JSON built or shipped here).
+ * default state), a failure in full. Only for a batch with a failure: when all succeeded the settle
+ * statement writes the batch's addresses as they are (no JSON built or shipped here).
  */
-function recipientsJson({ addresses }: Claimed, results: DeliveryResult[], from: number): string | null {
-  let failed = false;
-  for (let i = 0; i < addresses.length && !failed; i++) failed = !results[from + i]!.ok;
-  if (!failed) return null;
+function recipientsJson({ addresses }: Claimed, results: DeliveryResult[], from: number): string {
   return JSON.stringify(
     addresses.map((recipient, i) => {
       const r = results[from + i]!;
@@ -277,18 +274,24 @@ const SETTLE: Statement = {
 async function settle(db: Db, ref: ChunkRef, info: LogInfo, claimed: Claimed[], results: DeliveryResult[]) {
   let from = 0;
   const logs = claimed.map((batch) => {
-    const own = results.slice(from, from + batch.addresses.length);
-    const sent = own.filter((r) => r.ok).length;
+    // One pass over the batch's results: successes, and the network of the first success (else of the first result).
+    const size = batch.addresses.length;
+    let sent = 0;
+    let network: string | null = results[from]?.network ?? null;
+    for (let i = from; i < from + size; i++) {
+      const r = results[i]!;
+      if (r.ok && !sent++) network = r.network;
+    }
     const log = {
       batchNo: batch.batch_no,
       id: batch.logId ?? batchLogId(ref.campaignId, ref.channel, batch.batch_no),
-      recipients: recipientsJson(batch, results, from),
+      recipients: sent === size ? null : recipientsJson(batch, results, from),
       sent,
-      failed: own.length - sent,
+      failed: size - sent,
       cost: round2(info.unit * sent),
-      network: own.find((r) => r.ok)?.network ?? own[0]?.network ?? null,
+      network,
     };
-    from += batch.addresses.length;
+    from += size;
     return log;
   });
   await runStatement(db, SETTLE, [
