@@ -236,11 +236,12 @@ const SETTLE: Statement = {
              AND b.batch_no = v.batch_no AND b.status = 'sending'
            RETURNING v.log_id, v.sent, v.failed, v.cost, v.network, b.reserved - v.cost AS refund,
                      -- Every recipient succeeded: the addresses as they are (a settled log's default state).
-                     coalesce(v.recipients, array_to_json(b.addresses)::text) AS recipients),
+                     -- (json built here needs no second parse; only text from Herald is validated).
+                     coalesce(v.recipients::json, array_to_json(b.addresses)) AS recipients),
          logged AS (
            INSERT INTO message_logs AS m (organization_id, id, channel, sender_user_id, campaign_id, network, recipients, pending_count,
                                           success_count, failed_count, message_preview, message_length, unit_cost, reserved, cost, settled_at)
-           SELECT $8, s.log_id, $10, $11::uuid, $9, s.network, s.recipients::json, 0, s.sent, s.failed, $12, $13, $14, s.cost, s.cost, now()
+           SELECT $8, s.log_id, $10, $11::uuid, $9, s.network, s.recipients, 0, s.sent, s.failed, $12, $13, $14, s.cost, s.cost, now()
            FROM settled s
            -- A log claimed before batches were kept per batch row is settled in place.
            ON CONFLICT (organization_id, id) DO UPDATE
