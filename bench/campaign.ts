@@ -9,7 +9,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { freshDatabase, median, startProcess, summary } from './lib/harness.js';
 
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 100_000);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 
 const db = await freshDatabase('campaign');
 const env = {

@@ -13,7 +13,7 @@ import pg from 'pg';
 import { compareTimed, freshDatabase, median, signup, startProcess, summary } from './lib/harness.js';
 
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 10_000);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 21);
 const BULK = 20;
 const IN_FLIGHT = 16;
 const MESSAGE = 'Hello from the Herald benchmark: your code is 123456.';
