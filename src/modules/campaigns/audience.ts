@@ -47,24 +47,27 @@ export async function materialiseAudience(trx: Knex.Transaction, campaign: Campa
            SELECT 1 FROM contact_groups cg
            WHERE cg.organization_id = c.organization_id AND cg.contact_id = c.id AND cg.group_id = ANY(?::uuid[])))`;
     const chosenBindings = everyone ? [] : [campaign.selected_contacts, campaign.selected_groups];
-    bindings.push(channel, units[channel] ?? 0, orgId, ...chosenBindings, manual[channel], orgId, ...chosenBindings);
+    bindings.push(channel, units[channel] ?? 0, orgId, ...chosenBindings);
+    const parts = [`(SELECT DISTINCT ${expr} AS address FROM contacts c WHERE c.organization_id = ? AND ${present} ${chosen} ORDER BY 1)`];
+    if (manual[channel].length) {
+      bindings.push(manual[channel], orgId, ...chosenBindings);
+      parts.push(`(SELECT DISTINCT m.address FROM unnest(?::text[]) AS m(address)
+         WHERE NOT EXISTS (SELECT 1 FROM contacts c WHERE c.organization_id = ? AND ${expr} = m.address AND ${present} ${chosen}))`);
+    }
+    // Grouped per channel on the batch number alone: hashing one integer per address, not the
+    // channel and unit as well, was a fifth of the statement.
     return `
-      SELECT ?::text AS channel, ?::numeric AS unit, address, row_number() OVER () - 1 AS n
-      FROM (
-        (SELECT DISTINCT ${expr} AS address FROM contacts c WHERE c.organization_id = ? AND ${present} ${chosen} ORDER BY 1)
-        UNION ALL
-        (SELECT DISTINCT m.address FROM unnest(?::text[]) AS m(address)
-         WHERE NOT EXISTS (SELECT 1 FROM contacts c WHERE c.organization_id = ? AND ${expr} = m.address AND ${present} ${chosen}))
-      ) distinct_addresses`;
+      SELECT ?::text AS channel, ?::numeric AS unit, b, array_agg(address) AS addresses, count(*) AS n
+      FROM (SELECT address, (row_number() OVER () - 1) / ${BATCH_SIZE} AS b FROM (${parts.join(' UNION ALL ')}) distinct_addresses) numbered
+      GROUP BY b`;
   });
   // The audience is deduplicated in memory rather than spilled to disk.
   await trx.raw("SET LOCAL work_mem = '64MB'");
   const counts = await trx.raw(
     `WITH inserted AS (
        INSERT INTO campaign_batches (organization_id, campaign_id, channel, batch_no, addresses, recipient_count, reserved)
-       SELECT ?, ?, channel, n / ${BATCH_SIZE}, array_agg(address), count(*), round(unit * count(*), 2)
-       FROM (${perChannel.join(' UNION ALL ')}) audience
-       GROUP BY channel, unit, n / ${BATCH_SIZE}
+       SELECT ?, ?, channel, b, addresses, n, round(unit * n, 2)
+       FROM (${perChannel.join(' UNION ALL ')}) per_channel
        RETURNING channel, recipient_count, reserved)
      SELECT channel, sum(recipient_count)::int AS n, sum(reserved)::float AS cost FROM inserted GROUP BY channel`,
     [orgId, campaign.id, ...bindings],
