@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { createProviderPool, HttpTransportError, postJson as post, type PostJsonOptions } from '../src/delivery/http-client.js';
 
 const pool = createProviderPool();
-const postJson = (url: string, body: unknown, options: PostJsonOptions) => post(url, body, { ...options, pool });
+const postJson = (url: string, body: unknown, options: Omit<PostJsonOptions, 'pool'>) => post(url, body, { ...options, pool });
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 

@@ -13,9 +13,6 @@ const MAX_CONNECTIONS = 50;
 /** A keep-alive pool for one channel adapter's provider calls; the adapter closes it on shutdown. */
 export const createProviderPool = () => new Agent({ connections: MAX_CONNECTIONS, keepAliveTimeout: 4_000 });
 
-/** For calls made without a pool of their own. */
-let sharedPool: Agent | null = null;
-
 /** Providers answer small JSON documents; anything bigger is not an answer worth buffering. */
 const MAX_RESPONSE_BYTES = 1024 * 1024;
 
@@ -30,8 +27,8 @@ export interface PostJsonOptions {
   headers?: Record<string, string>;
   /** Hard limit for the whole exchange: connecting, sending, and reading the full response. */
   timeoutMs: number;
-  /** The connection pool to use (`createProviderPool`); a shared one when absent. */
-  pool?: Agent;
+  /** The caller's connection pool (`createProviderPool`), which it closes on shutdown. */
+  pool: Agent;
 }
 
 /**
@@ -67,7 +64,7 @@ export async function postJsonText(url: string | URL, json: string, options: Pos
   }, options.timeoutMs);
   const target = typeof url === 'string' ? new URL(url) : url;
   try {
-    const res = await (options.pool ?? (sharedPool ??= createProviderPool())).request({
+    const res = await options.pool.request({
       origin: target.origin,
       path: target.pathname + target.search,
       method: 'POST',
