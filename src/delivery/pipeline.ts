@@ -5,6 +5,7 @@ import type { Config } from '../config/config.js';
 import type { Db } from '../db/database.js';
 import { paymentRequired } from '../lib/errors.js';
 import { characterCount, preview, unitCost } from './cost.js';
+import { settledRecipientsJson } from './log-recipients.js';
 import type { Quotas } from '../modules/quotas/quotas.js';
 import type { BoundChannel } from './registry.js';
 import { LogTarget, type Attachment, type Channel, type DeliveryResult, type DeliveryTarget, type OutboundMessage } from './types.js';
@@ -76,9 +77,8 @@ export async function deliver(deps: PipelineDeps, req: SendRequest): Promise<Rec
   let valid = 0;
   for (let i = 0; i < req.recipients.length; i += LOG_BATCH) {
     const batch: Batch = { logId: randomUUID(), recipients: req.recipients.slice(i, i + LOG_BATCH), targets: [], pendingJson: '', reserved: 0 };
-    // The pending log as JSON text, written piece by piece. A pending recipient is stored as its bare
-    // address (an unsettled log's default state; readers show `{ recipient, status: 'pending' }`): a
-    // third of the bytes to ship, validate and store while the send waits on the reservation.
+    // The pending log as JSON text (see log-recipients.ts: a pending recipient is its bare address),
+    // written piece by piece while the targets are made.
     let json = '';
     batch.recipients.forEach((r, position) => {
       if (json) json += ',';
@@ -213,8 +213,7 @@ class Settler {
     });
     this.queue.push({
       id: batch.logId,
-      // As stored: a success as its bare address (a settled log's default state), others in full.
-      recipients: `[${outcomes.map((o) => JSON.stringify(o.status === 'success' ? o.recipient : o)).join(',')}]`,
+      recipients: settledRecipientsJson(outcomes),
       success_count: successes,
       failed_count: outcomes.length - successes,
       cost: round2(unit * successes),

@@ -1,4 +1,4 @@
-import { expandRecipients } from '../../src/modules/message-logs/service.js';
+import { expandRecipients } from '../../src/delivery/log-recipients.js';
 import knex, { type Knex } from 'knex';
 import type { Herald } from '../../src/server.js';
 import { client, isolatedDatabase, signupOrg, startTestHerald } from '../helpers/herald.js';
@@ -82,7 +82,7 @@ test('kill -9 of an API process loses no acknowledged send; logs and credits agr
   // Each acknowledged send is in the logs with every recipient delivered.
   const logs = await db('message_logs').where({ organization_id: org.orgId }).select('id', 'recipients', 'cost', 'reserved', 'success_count', 'failed_count', 'pending_count', 'settled_at');
   // As the API shows them: a bare address is pending in an unsettled log, a success in a settled one.
-  const shown = (l: (typeof logs)[number]) => expandRecipients(l.recipients, l.settled_at ? 'success' : 'pending');
+  const shown = (l: (typeof logs)[number]) => expandRecipients(l.recipients, l.settled_at !== null);
   const delivered = new Set(logs.flatMap((l) => shown(l).filter((r) => r.status === 'success').map((r) => r.recipient)));
   const items = (o: Outcome): { recipient: string; status: string }[] => (Array.isArray(o.body) ? o.body : [o.body]);
   const acknowledgedRecipients = acknowledged.flatMap(items);

@@ -5,6 +5,7 @@ import type { Config } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
 import { runStatement, type Statement } from '../../db/statements.js';
 import { characterCount, preview, unitCost } from '../../delivery/cost.js';
+import { settledRecipientsJson } from '../../delivery/log-recipients.js';
 import { round2, sendWithRetries } from '../../delivery/pipeline.js';
 import type { Delivery } from '../../delivery/registry.js';
 import { LogTarget, type Channel, type DeliveryResult, type DeliveryTarget, type OutboundMessage } from '../../delivery/types.js';
@@ -55,8 +56,7 @@ export function batchRange(ref: ChunkRef): [number, number] {
 interface Claimed {
   batch_no: number;
   addresses: string[];
-  /** `batchLogId` of the batch, once worked out. */
-  logId?: string;
+  logId: string;
 }
 
 /** What a settled batch's log says: the campaign's message, and who sent it. */
@@ -121,8 +121,7 @@ export async function processChunk(deps: BatchDeps, ref: ChunkRef): Promise<numb
 
   const targets: DeliveryTarget[] = [];
   for (const batch of claimed) {
-    const logId = (batch.logId = batchLogId(ref.campaignId, ref.channel, batch.batch_no));
-    batch.addresses.forEach((recipient, i) => targets.push(new LogTarget(recipient, logId, i + 1)));
+    batch.addresses.forEach((recipient, i) => targets.push(new LogTarget(recipient, batch.logId, i + 1)));
   }
   let channel: ReturnType<Delivery['bind']> | { error: string };
   try {
@@ -161,6 +160,9 @@ async function renewLease(db: Db, ref: ChunkRef, batchNos: number[]) {
     .whereIn('batch_no', batchNos)
     .update({ claimed_at: db.raw('now()') });
 }
+
+const outcomeOf = (recipient: string, r: DeliveryResult) =>
+  r.ok ? { recipient, status: 'success' } : { recipient, status: 'failed', error: r.error ?? 'Delivery failed' };
 
 const failure = (recipient: string, error: string): DeliveryResult => ({ recipient, ok: false, error, network: 'herald' });
 
@@ -205,21 +207,7 @@ async function claim(db: Db, ref: ChunkRef, unit: number, leaseSeconds: number):
   if (!rows[0].ok) return 'short';
   return rows
     .filter((r) => r.batch_no !== null)
-    .map((r) => ({ batch_no: r.batch_no!, addresses: JSON.parse(r.addresses) as string[] }));
-}
-
-/**
- * A log's recipients as JSON text, as stored: a success as its bare address (a settled log's
- * default state), a failure in full. Only for a batch with a failure: when all succeeded the settle
- * statement writes the batch's addresses as they are (no JSON built or shipped here).
- */
-function recipientsJson({ addresses }: Claimed, results: DeliveryResult[], from: number): string {
-  return JSON.stringify(
-    addresses.map((recipient, i) => {
-      const r = results[from + i]!;
-      return r.ok ? recipient : { recipient, status: 'failed', error: r.error ?? 'Delivery failed' };
-    }),
-  );
+    .map((r) => ({ batch_no: r.batch_no!, addresses: JSON.parse(r.addresses) as string[], logId: batchLogId(ref.campaignId, ref.channel, r.batch_no!) }));
 }
 
 const SETTLE: Statement = {
@@ -285,8 +273,9 @@ async function settle(db: Db, ref: ChunkRef, info: LogInfo, claimed: Claimed[], 
     }
     const log = {
       batchNo: batch.batch_no,
-      id: batch.logId ?? batchLogId(ref.campaignId, ref.channel, batch.batch_no),
-      recipients: sent === size ? null : recipientsJson(batch, results, from),
+      id: batch.logId,
+      // All succeeded: the statement writes the batch's addresses as they are (its stored form).
+      recipients: sent === size ? null : settledRecipientsJson(batch.addresses.map((recipient, i) => outcomeOf(recipient, results[from + i]!))),
       sent,
       failed: size - sent,
       cost: round2(info.unit * sent),
@@ -360,11 +349,12 @@ export async function settleInterruptedBatches(deps: Pick<BatchDeps, 'db' | 'con
        LIMIT ?`,
       [config.campaignLeaseSeconds, limit],
     )
-  ).rows as (Claimed & { organization_id: string; campaign_id: string; channel: Channel; messages: CampaignMessages; created_by: string | null })[];
+  ).rows as (Omit<Claimed, 'logId'> & { organization_id: string; campaign_id: string; channel: Channel; messages: CampaignMessages; created_by: string | null })[];
   for (const row of rows) {
     const ref: ChunkRef = { orgId: row.organization_id, campaignId: row.campaign_id, channel: row.channel, chunkNo: chunkOf(row.batch_no) };
     const info = logInfo(config, row.channel, row.messages, row.created_by) ?? { senderUserId: row.created_by, preview: '', length: 0, unit: 0 };
-    await settle(db, ref, info, [row], row.addresses.map((recipient) => failure(recipient, INTERRUPTED)));
+    const batch: Claimed = { batch_no: row.batch_no, addresses: row.addresses, logId: batchLogId(row.campaign_id, row.channel, row.batch_no) };
+    await settle(db, ref, info, [batch], row.addresses.map((recipient) => failure(recipient, INTERRUPTED)));
   }
   return rows.length;
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { paginate, type PageRequest } from '../../db/pagination.js';
 import { tenant } from '../../db/tenant.js';
+import { expandRecipients, type StoredRecipient } from '../../delivery/log-recipients.js';
 import { operation } from '../../operation.js';
 
 const READ = { role: 'any', apiKeys: true } as const;
@@ -12,11 +13,7 @@ interface MessageLogRow {
   sender_user_id: string | null;
   campaign_id: string | null;
   network: string | null;
-  /**
-   * A recipient in its log's default state is stored as its bare address: `pending` while the log is
-   * unsettled, `success` once it is settled. Any other state is an object with its status and error.
-   */
-  recipients: (string | { recipient: string; status: string; error?: string })[];
+  recipients: StoredRecipient[];
   settled_at: Date | null;
   message_preview: string;
   message_length: number;
@@ -46,7 +43,7 @@ const toDto = (row: MessageLogRow): MessageLogDto => ({
   senderUserId: row.sender_user_id,
   senderOrgId: row.organization_id,
   network: row.network,
-  recipients: expandRecipients(row.recipients, row.settled_at ? 'success' : 'pending'),
+  recipients: expandRecipients(row.recipients, row.settled_at !== null),
   messagePreview: row.message_preview,
   messageLength: row.message_length,
   cost: Number(row.cost),
@@ -54,11 +51,6 @@ const toDto = (row: MessageLogRow): MessageLogDto => ({
   createdAt: row.created_at.toISOString(),
   updatedAt: row.updated_at.toISOString(),
 });
-
-/** A log's stored recipients as the API shows them (see `MessageLogRow.recipients`). */
-export function expandRecipients(stored: MessageLogRow['recipients'], bare: 'pending' | 'success') {
-  return stored.map((r) => (typeof r === 'string' ? { recipient: r, status: bare } : r));
-}
 
 const COLUMNS = [
   'id', 'organization_id', 'channel', 'sender_user_id', 'campaign_id', 'network', 'recipients',
