@@ -1,5 +1,5 @@
 import type { Herald } from '../src/server.js';
-import { client, isolatedDatabase, signupOrg, startTestHerald, type Client } from './helpers/herald.js';
+import { client, isolatedDatabase, signupOrg, startTestHerald, waitFor, type Client } from './helpers/herald.js';
 
 // A chunk whose sending outlasts the lease keeps its batches: the worker renews the lease while it
 // sends, so the sweeper does not hand them to another worker, and nobody is sent twice.
@@ -25,13 +25,7 @@ test('a send longer than the lease is not taken over: each recipient is sent onc
   const created = await api.post('/campaigns', { name: 'Slow', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'Hello' } } }, { token: org.token });
   expect((await api.post(`/campaigns/${created.body._id}/launch`, undefined, { token: org.token })).body.status).toBe('active');
 
-  const end = Date.now() + 30_000;
-  let campaign: any;
-  while (Date.now() < end) {
-    campaign = (await api.get(`/campaigns/${created.body._id}`, { token: org.token })).body;
-    if (campaign.status === 'completed') break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  const campaign = (await waitFor(() => api.get(`/campaigns/${created.body._id}`, { token: org.token }), (r) => r.body.status === 'completed')).body;
   expect(campaign).toMatchObject({ status: 'completed', analytics: { sent: 3, failed: 0 } });
   // Give a second sender, had there been one, the time to finish its own 5 s call.
   await new Promise((r) => setTimeout(r, 5_500));

@@ -1,5 +1,5 @@
 import type { Herald } from '../src/server.js';
-import { client, isolatedDatabase, signupOrg, startTestHerald, type Client } from './helpers/herald.js';
+import { client, isolatedDatabase, signupOrg, startTestHerald, waitFor, type Client } from './helpers/herald.js';
 
 // A scheduled start whose job is held by a worker that is gone (a process killed mid-job, or a
 // pool that failed while Postgres was away; graphile-worker frees such locks only after 4 hours)
@@ -38,13 +38,7 @@ test('an overdue scheduled campaign whose start job is locked by a dead worker s
   expect(locked.rows).toHaveLength(1);
   await herald.db('campaigns').where({ id: created.body._id }).update({ schedule_date: herald.db.raw("now() - interval '10 seconds'") });
 
-  const end = Date.now() + 30_000;
-  let campaign: any;
-  while (Date.now() < end) {
-    campaign = (await api.get(`/campaigns/${created.body._id}`, { token: org.token })).body;
-    if (campaign.status === 'completed') break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  const campaign = (await waitFor(() => api.get(`/campaigns/${created.body._id}`, { token: org.token }), (r) => r.body.status === 'completed')).body;
   expect(campaign.status).toBe('completed');
   expect(campaign.analytics.sent).toBe(1);
   const logs = await herald.db('message_logs').where({ organization_id: org.orgId, campaign_id: created.body._id });

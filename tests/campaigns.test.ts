@@ -1,5 +1,5 @@
 import type { Herald } from '../src/server.js';
-import { addUser, client, createApiKey, signupOrg, startTestHerald, type Client, type Org, ISO_MS, UUID_RE } from './helpers/herald.js';
+import { addUser, client, createApiKey, signupOrg, startTestHerald, waitFor, type Client, type Org, ISO_MS, UUID_RE } from './helpers/herald.js';
 
 let herald: Herald;
 let api: Client;
@@ -23,15 +23,6 @@ async function campaign(org: Org, body: Record<string, unknown> = {}) {
   const res = await api.post('/campaigns', { name: 'Spring', type: 'broadcast', channels: ['sms'], messages: sms, ...body }, { token: org.token });
   if (res.status !== 201) throw new Error(`${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
-}
-
-async function waitFor<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 async function seedContacts(org: Org, n: number, prefix = 7) {

@@ -5,7 +5,7 @@ import { createSmtpAdapter, htmlToText, isMarkup } from '../src/delivery/channel
 import { createWhatsAppCloudAdapter } from '../src/delivery/channels/whatsapp-cloud.js';
 import type { ChannelAdapter, DeliveryTarget, OutboundMessage } from '../src/delivery/types.js';
 import type { StoredCredentials } from '../src/modules/organizations/dto.js';
-import { startSmsGatewayFake, type SmsGatewayFake } from './fakes/sms-gateway-fake.js';
+import { startSmsGatewayFake, type SmsGatewayFake, type SmsGatewayFakeOptions } from './fakes/sms-gateway-fake.js';
 import { startSmtpSink, type SmtpSink } from './fakes/smtp-sink.js';
 import { startWhatsAppFake, type WhatsAppFake } from './fakes/whatsapp-fake.js';
 
@@ -111,35 +111,33 @@ describe('SMS gateway adapter', () => {
     for (const r of results) expect(r).toMatchObject({ ok: false, retryable: true, error: 'SMS gateway: no answer within 500 ms' });
   });
 
-  test('answers out of order are matched to their messages by clientsmsid', async () => {
-    const shuffled = await startSmsGatewayFake({ reverseAnswers: true });
+  /** Sends `list` through an adapter on a gateway fake of its own, arranged by `arrange`; stops both after. */
+  async function viaOwnGateway(options: SmsGatewayFakeOptions, list: DeliveryTarget[], arrange: (own: SmsGatewayFake) => void) {
+    const own = await startSmsGatewayFake(options);
+    const adapter = createSmsGatewayAdapter({ baseUrl: own.url, timeoutMs: 1000 });
     try {
-      const list = targets(5);
-      shuffled.setBehaviour({ kind: 'code', code: 1003 }, list[1].recipient);
-      const adapter = createSmsGatewayAdapter({ baseUrl: shuffled.url, timeoutMs: 1000 });
-      const results = await adapter.send(message('sms'), list, creds);
-      await adapter.close?.();
-      expect(results.map((r) => [r.recipient, r.ok])).toEqual(list.map((t, i) => [t.recipient, i !== 1]));
-      const answered = shuffled.calls[0].body.smslist.map((s: { clientsmsid: string }) => s.clientsmsid);
-      expect(answered).toEqual(list.map((t) => t.clientId));
+      arrange(own);
+      return { results: await adapter.send(message('sms'), list, creds), calls: own.calls, host: new URL(own.url).host };
     } finally {
-      await shuffled.stop();
+      await adapter.close?.();
+      await own.stop();
     }
+  }
+
+  test('answers out of order are matched to their messages by clientsmsid', async () => {
+    const list = targets(5);
+    const { results, calls } = await viaOwnGateway({ reverseAnswers: true }, list, (own) => own.setBehaviour({ kind: 'code', code: 1003 }, list[1].recipient));
+    expect(results.map((r) => [r.recipient, r.ok])).toEqual(list.map((t, i) => [t.recipient, i !== 1]));
+    expect(calls[0].body.smslist.map((s: { clientsmsid: string }) => s.clientsmsid)).toEqual(list.map((t) => t.clientId));
   });
 
   test('without clientsmsid or networkid in answers: matched by number, network is the gateway host', async () => {
-    const bare = await startSmsGatewayFake({ omitClientSmsId: true, networkId: null });
-    try {
-      const list = targets(3);
-      bare.setBehaviour({ kind: 'code', code: 1002 }, list[2].recipient);
-      const adapter = createSmsGatewayAdapter({ baseUrl: bare.url, timeoutMs: 1000 });
-      const results = await adapter.send(message('sms'), list, creds);
-      await adapter.close?.();
-      expect(results.map((r) => r.ok)).toEqual([true, true, false]);
-      expect(results[0].network).toBe(new URL(bare.url).host);
-    } finally {
-      await bare.stop();
-    }
+    const list = targets(3);
+    const { results, host } = await viaOwnGateway({ omitClientSmsId: true, networkId: null }, list, (own) =>
+      own.setBehaviour({ kind: 'code', code: 1002 }, list[2].recipient),
+    );
+    expect(results.map((r) => r.ok)).toEqual([true, true, false]);
+    expect(results[0].network).toBe(host);
   });
 });
 

@@ -5,7 +5,7 @@ import type { Herald } from '../src/server.js';
 import { startSmsGatewayFake, type SmsGatewayFake } from './fakes/sms-gateway-fake.js';
 import { startSmtpSink, type SinkBehaviour, type SmtpSink } from './fakes/smtp-sink.js';
 import { startWhatsAppFake, type WhatsAppFake } from './fakes/whatsapp-fake.js';
-import { client, isolatedDatabase, signupOrg, startTestHerald, type Client, type Org } from './helpers/herald.js';
+import { client, isolatedDatabase, signupOrg, startTestHerald, waitFor, type Client, type Org } from './helpers/herald.js';
 
 /*
  * Provider faults over HTTP against a live-mode Herald: the SMS gateway, the WhatsApp Cloud API and
@@ -344,15 +344,6 @@ describe('a send in flight and one its process abandoned', () => {
 });
 
 describe('campaigns through the queue', () => {
-  async function waitFor<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 30_000): Promise<T> {
-    const end = Date.now() + ms;
-    for (;;) {
-      const v = await fn();
-      if (ok(v) || Date.now() > end) return v;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-
   test('every recipient ends sent or failed with a clear reason, in exactly one log entry, charged only for successes', async () => {
     const org = await liveOrg();
     const p = Array.from({ length: 8 }, (_, i) => phone(101 + i));

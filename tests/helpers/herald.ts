@@ -164,3 +164,13 @@ export async function isolatedDatabase(label: string): Promise<{ url: string; dr
   });
   return { url: url.toString(), drop: () => run(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
 }
+
+/** Calls `fn` every 100 ms until `ok` holds of its value or `ms` have passed; returns the last value. */
+export async function waitFor<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 30_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (ok(v) || Date.now() > end) return v;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
