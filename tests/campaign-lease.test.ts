@@ -1,23 +1,18 @@
 import type { Herald } from '../src/server.js';
-import { client, isolatedDatabase, signupOrg, startTestHerald, waitFor, type Client } from './helpers/herald.js';
+import { signupOrg, startIsolatedHerald, waitFor, type Client } from './helpers/herald.js';
 
 // A chunk whose sending outlasts the lease keeps its batches: the worker renews the lease while it
 // sends, so the sweeper does not hand them to another worker, and nobody is sent twice.
-let db: { url: string; drop(): Promise<void> };
 let herald: Herald;
 let api: Client;
+let stop: () => Promise<void>;
 
 beforeAll(async () => {
-  db = await isolatedDatabase('lease');
   // A 2 s lease (the sweeper runs every second) and a sandbox that takes 5 s per delivery call.
-  herald = await startTestHerald({ DATABASE_URL: db.url, CAMPAIGN_LEASE_SECONDS: '2', CAMPAIGN_INLINE_LIMIT: '0', SANDBOX_LATENCY_MS: '5000' });
-  api = client(herald.url);
+  ({ herald, api, stop } = await startIsolatedHerald('lease', { CAMPAIGN_LEASE_SECONDS: '2', CAMPAIGN_INLINE_LIMIT: '0', SANDBOX_LATENCY_MS: '5000' }));
 }, 60_000);
 
-afterAll(async () => {
-  await herald.stop();
-  await db.drop();
-});
+afterAll(() => stop());
 
 test('a send longer than the lease is not taken over: each recipient is sent once', async () => {
   const org = await signupOrg(api);

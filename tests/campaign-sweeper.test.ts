@@ -1,23 +1,18 @@
 import type { Herald } from '../src/server.js';
-import { client, isolatedDatabase, signupOrg, startTestHerald, waitFor, type Client } from './helpers/herald.js';
+import { signupOrg, startIsolatedHerald, waitFor, type Client } from './helpers/herald.js';
 
 // A scheduled start whose job is held by a worker that is gone (a process killed mid-job, or a
 // pool that failed while Postgres was away; graphile-worker frees such locks only after 4 hours)
 // is queued again by the sweeper, and the campaign is sent once.
-let db: { url: string; drop(): Promise<void> };
 let herald: Herald;
 let api: Client;
+let stop: () => Promise<void>;
 
 beforeAll(async () => {
-  db = await isolatedDatabase('sweeper');
-  herald = await startTestHerald({ DATABASE_URL: db.url, CAMPAIGN_LEASE_SECONDS: '2', CAMPAIGN_INLINE_LIMIT: '0' });
-  api = client(herald.url);
+  ({ herald, api, stop } = await startIsolatedHerald('sweeper', { CAMPAIGN_LEASE_SECONDS: '2', CAMPAIGN_INLINE_LIMIT: '0' }));
 }, 60_000);
 
-afterAll(async () => {
-  await herald.stop();
-  await db.drop();
-});
+afterAll(() => stop());
 
 test('an overdue scheduled campaign whose start job is locked by a dead worker still starts, once', async () => {
   const org = await signupOrg(api);

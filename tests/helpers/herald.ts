@@ -174,3 +174,18 @@ export async function waitFor<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** A Herald on a database of its own (`isolatedDatabase`); `stop` stops it and drops the database. */
+export async function startIsolatedHerald(label: string, env: Record<string, string> = {}) {
+  const db = await isolatedDatabase(label);
+  const herald = await startTestHerald({ DATABASE_URL: db.url, ...env });
+  return {
+    herald,
+    db,
+    api: client(herald.url),
+    async stop() {
+      await herald.stop();
+      await db.drop();
+    },
+  };
+}
