@@ -63,9 +63,10 @@ async function fromToken(deps: Deps, tokens: TokenService, header: string): Prom
     user &&
     user.organization_id === claims.orgId &&
     user.is_active &&
-    user.role === claims.role &&
     claims.iat >= Number(user.tokens_valid_after);
   if (!valid) throw unauthorized('Invalid token');
+  // The stored role governs, whatever the token's role claim says: a promotion or a demotion applies
+  // at once to the tokens the user already holds (the claim is informational, never a reason for 401).
   return { orgId: claims.orgId, role: user.role, via: 'jwt', userId: claims.userId, apiKeyId: null };
 }
 
