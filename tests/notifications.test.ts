@@ -349,4 +349,17 @@ describe('sandbox outbox', () => {
     expect(one.body.map((m: any) => [m.recipient, m.body, m.status])).toEqual([['+254712345644', 'first', 'success']]);
     expect((await api.get('/sandbox/outbox?channel=email', { token: org.token })).body.map((m: any) => m.recipient).sort()).toEqual(['a@example.com', 'b@fail.invalid']);
   });
+
+  test('the recipient filter normalises the address as sends do, in both doors', async () => {
+    const org = await signupOrg(api);
+    await api.post('/notifications/send', { type: 'sms', to: ['0712345655'], message: 'local form' }, { token: org.token });
+    await api.post('/notifications/send', { type: 'email', to: ['Mixed@Example.com'], subject: 'Hi', message: 'x' }, { token: org.token });
+    for (const written of ['0712345655', '254712345655', '+254 712 345 655']) {
+      const res = await api.get(`/sandbox/outbox?recipient=${encodeURIComponent(written)}`, { token: org.token });
+      expect(res.body.map((m: any) => [m.recipient, m.body])).toEqual([['+254712345655', 'local form']]);
+    }
+    expect((await api.get('/sandbox/outbox?recipient=MIXED%40example.com', { token: org.token })).body.map((m: any) => m.recipient)).toEqual(['mixed@example.com']);
+    const gql: any = await api.gql('{ sandboxOutbox(recipient: "0712345655") { edges { node { recipient } } } }', {}, { token: org.token });
+    expect(gql.body.data.sandboxOutbox.edges.map((e: any) => e.node.recipient)).toEqual(['+254712345655']);
+  });
 });

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { badRequest } from '../lib/errors.js';
+import { isUuid } from '../lib/ids.js';
 
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;
@@ -20,8 +21,6 @@ export interface CursorKey {
   id: string;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export function encodeCursor(row: { created_at: Date; id: string }): string {
   return Buffer.from(`${row.created_at.toISOString()}|${row.id}`, 'utf8').toString('base64url');
 }
@@ -31,7 +30,7 @@ export function decodeCursor(cursor: string): CursorKey {
   // Only what encodeCursor writes: an exact ISO instant. Date.parse alone lets `2026-02-30` through,
   // which Postgres then refuses with a 500.
   const at = new Date(createdAt ?? '');
-  if (rest.length || !id || !UUID.test(id) || Number.isNaN(at.getTime()) || at.toISOString() !== createdAt) {
+  if (rest.length || !id || !isUuid(id) || Number.isNaN(at.getTime()) || at.toISOString() !== createdAt) {
     throw badRequest('cursor is invalid');
   }
   return { createdAt: createdAt!, id };

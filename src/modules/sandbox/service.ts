@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { paginate, type Keyset, type PageRequest } from '../../db/pagination.js';
 import { tenant } from '../../db/tenant.js';
+import { normaliseAddress } from '../../lib/addresses.js';
 import { operation } from '../../operation.js';
 
 interface OutboxRow {
@@ -71,7 +72,11 @@ export const list = operation({
   async run(ctx, filter, req: PageRequest) {
     const q = tenant(ctx.db, ctx.caller.orgId).scoped('sandbox_outbox').select('sandbox_outbox.*');
     if (filter.channel) q.where('sandbox_outbox.channel', filter.channel);
-    if (filter.recipient) q.where('sandbox_outbox.recipient', filter.recipient);
+    if (filter.recipient) {
+      // Found as sends store it: `0712345678` finds `+254712345678` in a Kenyan organization.
+      const org = await ctx.loaders.organizationById.load(ctx.caller.orgId);
+      q.where('sandbox_outbox.recipient', normaliseAddress(filter.recipient, { orgCountry: org?.country }) ?? filter.recipient);
+    }
     const result = await paginate<OutboxRow>(q, 'sandbox_outbox', req, byCallAndPosition);
     return { ...result, items: result.items.map(toDto) };
   },
