@@ -242,8 +242,7 @@ describe('launch', () => {
     await seedContacts(org, 450, 2);
     const c = await campaign(org);
     const res = await api.post(`/campaigns/${c._id}/launch`, undefined, { token: org.token });
-    expect(res.body).toMatchObject({ _id: c._id, status: 'active' });
-    expect(res.body.analytics).toBeUndefined();
+    expect(res.body).toEqual({ _id: c._id, status: 'active', updatedAt: expect.stringMatching(ISO_MS) });
     // The whole audience's cost is reserved at launch (and, every recipient succeeding, all spent).
     expect((await api.get('/organizations/current', { token: org.token })).body.credits).toBe(10_000 - 450);
     const done = await waitFor(() => api.get(`/campaigns/${c._id}`, { token: org.token }), (r) => r.body.status === 'completed');
@@ -265,6 +264,17 @@ describe('launch', () => {
     const again = await api.post(`/campaigns/${c._id}/launch`, undefined, { token: org.token }, { 'idempotency-key': 'launch-1' });
     expect(first.body.status).toBe('completed');
     expect(again).toMatchObject({ status: 200, body: first.body });
+    // The stored answer is the whole campaign: replayed through GraphQL, it is the same launch.
+    const viaGraphql = await api.raw(
+      'POST',
+      '/graphql',
+      { query: `mutation { launchCampaign(id: "${c._id}") { _id name status analytics { sent } updatedAt } }` },
+      { token: org.token },
+      { 'idempotency-key': 'launch-1' },
+    );
+    expect(viaGraphql.body.data.launchCampaign).toEqual({ _id: c._id, name: 'Spring', status: 'completed', analytics: { sent: 1 }, updatedAt: first.body.updatedAt });
+    const sends = await herald.db('sandbox_sends').where({ organization_id: org.orgId }).count({ n: '*' }).first();
+    expect(Number(sends!.n)).toBe(1);
   });
 });
 
@@ -343,11 +353,60 @@ describe('GraphQL', () => {
     expect(c).toMatchObject({ status: 'draft', recipientType: 'all', analytics: { sent: 0 }, messages: { sms: { content: 'Hi' } } });
     const updated = await api.gql(`mutation { updateCampaign(id: "${c._id}", input: { name: "G2" }) { name } }`, undefined, { token: org.token });
     expect(updated.body.data.updateCampaign.name).toBe('G2');
-    const launched = await api.gql(`mutation { launchCampaign(id: "${c._id}") { status analytics { sent } } }`, undefined, { token: org.token });
-    expect(launched.body.data.launchCampaign).toEqual({ status: 'completed', analytics: { sent: 1 } });
+    const launched = await api.gql(`mutation { launchCampaign(id: "${c._id}") { _id name status analytics { sent failed } updatedAt } }`, undefined, { token: org.token });
+    expect(launched.body.data.launchCampaign).toEqual({
+      _id: c._id,
+      name: 'G2',
+      status: 'completed',
+      analytics: { sent: 1, failed: 0 },
+      updatedAt: expect.stringMatching(ISO_MS),
+    });
     const again = await api.gql(`mutation { launchCampaign(id: "${c._id}") { status } }`, undefined, { token: org.token });
     expect(again.body.errors![0].extensions).toMatchObject({ code: 'CONFLICT', statusCode: 409 });
     const list = await api.gql('{ campaigns { totalCount edges { node { name status } } } }', undefined, { token: org.token });
     expect(list.body.data.campaigns).toEqual({ totalCount: 1, edges: [{ node: { name: 'G2', status: 'completed' } }] });
+  });
+
+  // A normalised client cache (Apollo Client, urql graphcache) updates the campaign it holds from these answers.
+  test('launchCampaign and cancelCampaign answer the whole updated Campaign', async () => {
+    const org = await signupOrg(api);
+    await contact(org, { name: 'A', phone: '0712345601' });
+    const at = new Date(Date.now() + 60_000).toISOString();
+    const c = await campaign(org, { name: 'Later', description: 'Next week', scheduleDate: at });
+    const fields = '_id name description status scheduleDate analytics { sent failed } progress { total pending canceled } updatedAt';
+    const launched = (await api.gql(`mutation { launchCampaign(id: "${c._id}") { ${fields} } }`, undefined, { token: org.token })).body.data.launchCampaign;
+    expect(launched).toEqual({
+      _id: c._id,
+      name: 'Later',
+      description: 'Next week',
+      status: 'scheduled',
+      scheduleDate: at,
+      analytics: { sent: 0, failed: 0 },
+      progress: { total: 0, pending: 0, canceled: 0 },
+      updatedAt: expect.stringMatching(ISO_MS),
+    });
+    expect(launched.updatedAt > c.updatedAt).toBe(true);
+    const canceled = (await api.gql(`mutation { cancelCampaign(id: "${c._id}") { ${fields} } }`, undefined, { token: org.token })).body.data.cancelCampaign;
+    expect(canceled).toEqual({ ...launched, status: 'canceled', updatedAt: expect.stringMatching(ISO_MS) });
+    expect(canceled.updatedAt > launched.updatedAt).toBe(true);
+    // What the mutations answered is what a later read sees.
+    const read = await api.gql(`{ campaign(id: "${c._id}") { ${fields} } }`, undefined, { token: org.token });
+    expect(read.body.data.campaign).toEqual(canceled);
+    const again = await api.gql(`mutation { cancelCampaign(id: "${c._id}") { status } }`, undefined, { token: org.token });
+    expect(again.body.errors![0].extensions).toMatchObject({ code: 'CONFLICT', statusCode: 409 });
+  });
+
+  test('the REST launch and cancel still answer only the fields the interface lists', async () => {
+    const org = await signupOrg(api);
+    await contact(org, { name: 'A', phone: '0712345602' });
+    const now = await campaign(org);
+    const completed = await api.post(`/campaigns/${now._id}/launch`, undefined, { token: org.token });
+    expect(Object.keys(completed.body).sort()).toEqual(['_id', 'analytics', 'status', 'updatedAt']);
+    expect(completed.body.status).toBe('completed');
+    const later = await campaign(org, { scheduleDate: new Date(Date.now() + 60_000).toISOString() });
+    const scheduled = await api.post(`/campaigns/${later._id}/launch`, undefined, { token: org.token });
+    expect(scheduled.body).toEqual({ _id: later._id, status: 'scheduled', updatedAt: expect.stringMatching(ISO_MS) });
+    const canceled = await api.post(`/campaigns/${later._id}/cancel`, undefined, { token: org.token });
+    expect(canceled.body).toEqual({ _id: later._id, status: 'canceled', updatedAt: expect.stringMatching(ISO_MS) });
   });
 });

@@ -1,7 +1,7 @@
 import * as apiKeys from '../modules/api-keys/service.js';
 import * as auth from '../modules/auth/service.js';
 import * as campaigns from '../modules/campaigns/service.js';
-import { campaignDetail, listedCampaign } from '../modules/campaigns/dto.js';
+import { campaignDetail, canceledCampaign, launchedCampaign, listedCampaign } from '../modules/campaigns/dto.js';
 import * as contacts from '../modules/contacts/service.js';
 import * as groups from '../modules/groups/service.js';
 import * as messageLogs from '../modules/message-logs/service.js';
@@ -48,8 +48,8 @@ export const routes: Route[] = [
   { method: 'get', path: '/campaigns', op: campaigns.list, list: true, input: none, view: listedCampaign },
   { method: 'get', path: '/campaigns/:id', op: campaigns.get, input: none, view: campaignDetail },
   { method: 'put', path: '/campaigns/:id', op: campaigns.update },
-  { method: 'post', path: '/campaigns/:id/launch', op: campaigns.launch, input: none },
-  { method: 'post', path: '/campaigns/:id/cancel', op: campaigns.cancel, input: none },
+  { method: 'post', path: '/campaigns/:id/launch', op: campaigns.launch, input: none, view: launchedCampaign },
+  { method: 'post', path: '/campaigns/:id/cancel', op: campaigns.cancel, input: none, view: canceledCampaign },
 
   { method: 'post', path: '/notifications/send', op: notifications.send },
   { method: 'post', path: '/notifications/send-to-all', op: notifications.sendToAll },

@@ -22,197 +22,299 @@ export type Scalars = {
   Float: { input: number; output: number; }
 };
 
+/** A campaign's counters. */
 export type Analytics = {
   __typename?: 'Analytics';
+  /** Tracked clicks (0 without tracking). */
   clicked: Scalars['Int']['output'];
+  /** Recipients with a provider delivery receipt (0 without receipts). */
   delivered: Scalars['Int']['output'];
+  /** Recipients the message could not be sent to. */
   failed: Scalars['Int']['output'];
+  /** Tracked opens (0 without tracking). */
   opened: Scalars['Int']['output'];
+  /** Recipients the providers accepted. */
   sent: Scalars['Int']['output'];
 };
 
+/**
+ * A credential for server-to-server calls, sent as the `UNIFIED-API-Key` header or the `apikey`
+ * query parameter. It acts with its role on contacts, groups, campaigns, notifications and message
+ * logs, never on users, the organization or API keys, and does not expire until revoked.
+ */
 export type ApiKey = {
   __typename?: 'ApiKey';
+  /** The key's id (a UUID); not the key itself. */
   _id: Scalars['ID']['output'];
+  /** When the key was created (ISO 8601 UTC with milliseconds). */
   createdAt: Scalars['String']['output'];
+  /** The id of the admin who created it; null once that user is deleted. */
   createdBy?: Maybe<Scalars['ID']['output']>;
+  /** When the key was last used (ISO 8601 UTC; recorded at most once a minute); null if never. */
   lastUsedAt?: Maybe<Scalars['String']['output']>;
+  /** A name to recognise the key by, such as the system that uses it. */
   name: Scalars['String']['output'];
   /** The first characters of the key, to tell keys apart. */
   prefix: Scalars['String']['output'];
+  /** When the key was revoked (ISO 8601 UTC); null while it works. */
   revokedAt?: Maybe<Scalars['String']['output']>;
+  /** What the key may do. */
   role: Role;
+  /** When the key was last changed (ISO 8601 UTC with milliseconds). */
   updatedAt: Scalars['String']['output'];
 };
 
+/** A page of API keys, newest first. */
 export type ApiKeyConnection = {
   __typename?: 'ApiKeyConnection';
+  /** The keys of this page. */
   edges: Array<ApiKeyEdge>;
+  /** Whether more follow, and the cursor to ask for them. */
   pageInfo: PageInfo;
+  /** How many keys the whole list holds, revoked ones included. */
   totalCount: Scalars['Int']['output'];
 };
 
+/** One API key in a page of keys. */
 export type ApiKeyEdge = {
   __typename?: 'ApiKeyEdge';
+  /** This edge's position, to pass as `after`. */
   cursor: Scalars['String']['output'];
+  /** The key. */
   node: ApiKey;
 };
 
+/** A file attached to an email. */
 export type AttachmentInput = {
   /** Base64. */
   content: Scalars['String']['input'];
+  /** The MIME type, such as `application/pdf`. */
   contentType: Scalars['String']['input'];
+  /** The file name shown to the recipient, 1-255 characters. */
   filename: Scalars['String']['input'];
 };
 
+/** A signed-in user and the token to act as them. */
 export type AuthPayload = {
   __typename?: 'AuthPayload';
   /** A JWT to send as `Authorization: Bearer <token>`. */
   token: Scalars['String']['output'];
+  /** The user the token belongs to. */
   user: User;
 };
 
+/** A message sent to an audience over one or more channels, launched now or at a scheduled time. */
 export type Campaign = {
   __typename?: 'Campaign';
+  /** The campaign's id (a UUID). */
   _id: Scalars['ID']['output'];
+  /** The campaign's counters, all 0 until it sends. */
   analytics: Analytics;
+  /** The channels it sends over, each once. */
   channels: Array<Channel>;
+  /** When the campaign was created (ISO 8601 UTC with milliseconds). */
   createdAt: Scalars['String']['output'];
+  /** The id of the user who created it; null when an API key did. */
   createdBy?: Maybe<Scalars['ID']['output']>;
+  /** What the campaign is about; null when not given. */
   description?: Maybe<Scalars['String']['output']>;
   /** The campaign's message logs, newest first. */
   logs: MessageLogConnection;
+  /** Emails and phone numbers (E.164) named directly, outside the contacts. */
   manualRecipients: Array<Scalars['String']['output']>;
+  /** The message for each channel. */
   messages: CampaignMessages;
+  /** The campaign's name. */
   name: Scalars['String']['output'];
+  /** The owning organization's id. */
   organization: Scalars['ID']['output'];
+  /** Recipients by state, summed over the campaign's batches; all 0 before launch. */
   progress: CampaignProgress;
+  /** How its audience was given. */
   recipientType: RecipientType;
+  /** When a launch starts sending (ISO 8601); null or past means at once. */
   scheduleDate?: Maybe<Scalars['String']['output']>;
+  /** Ids of the contacts named as recipients. */
   selectedContacts: Array<Scalars['ID']['output']>;
+  /** The first of the named groups when `recipientType` is `group`; null otherwise. */
   selectedGroup?: Maybe<Scalars['ID']['output']>;
+  /** Ids of every group named as recipients. */
   selectedGroups: Array<Scalars['ID']['output']>;
+  /** Where the campaign is in its life; launch and cancel change it. */
   status: CampaignStatus;
+  /** What kind of campaign it is. */
   type: CampaignType;
+  /** When the campaign last changed, status included (ISO 8601 UTC with milliseconds). */
   updatedAt: Scalars['String']['output'];
 };
 
 
+/** A message sent to an audience over one or more channels, launched now or at a scheduled time. */
 export type CampaignLogsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
 };
 
+/** A page of campaigns, newest first. */
 export type CampaignConnection = {
   __typename?: 'CampaignConnection';
+  /** The campaigns of this page. */
   edges: Array<CampaignEdge>;
+  /** Whether more follow, and the cursor to ask for them. */
   pageInfo: PageInfo;
+  /** How many campaigns the whole list holds. */
   totalCount: Scalars['Int']['output'];
 };
 
+/** One campaign in a page of campaigns. */
 export type CampaignEdge = {
   __typename?: 'CampaignEdge';
+  /** This edge's position, to pass as `after`. */
   cursor: Scalars['String']['output'];
+  /** The campaign. */
   node: Campaign;
 };
 
+/** A campaign's message for each of its channels; a channel the campaign does not use is null. */
 export type CampaignMessages = {
   __typename?: 'CampaignMessages';
+  /** The email, when the campaign sends email. */
   email?: Maybe<EmailMessage>;
+  /** The SMS, when the campaign sends SMS. */
   sms?: Maybe<TextMessage>;
+  /** The WhatsApp message, when the campaign sends WhatsApp. */
   whatsapp?: Maybe<TextMessage>;
 };
 
+/** A campaign's message per channel. */
 export type CampaignMessagesInput = {
+  /** The email; required when `channels` has `email`. */
   email?: InputMaybe<EmailMessageInput>;
+  /** The SMS; required when `channels` has `sms`. */
   sms?: InputMaybe<TextMessageInput>;
+  /** The WhatsApp message; required when `channels` has `whatsapp`. */
   whatsapp?: InputMaybe<TextMessageInput>;
 };
 
 /** Recipients of a launched campaign by state. */
 export type CampaignProgress = {
   __typename?: 'CampaignProgress';
+  /** Recipients left unsent because the campaign was canceled. */
   canceled: Scalars['Int']['output'];
+  /** Recipients that failed. */
   failed: Scalars['Int']['output'];
+  /** Recipients still waiting to be sent. */
   pending: Scalars['Int']['output'];
+  /** Recipients sent to successfully. */
   sent: Scalars['Int']['output'];
+  /** The audience: recipients across all channels (one per address per channel). */
   total: Scalars['Int']['output'];
 };
 
+/** Who a campaign goes to; the audience is the union of all three, each address once per channel. */
 export type CampaignRecipientsInput = {
+  /** Ids of the organization's contacts (at most 10,000); an unknown id is `BAD_REQUEST` (400). */
   contacts?: InputMaybe<Array<Scalars['ID']['input']>>;
+  /** Ids of the organization's groups (at most 1,000), standing for their members; an unknown id is `BAD_REQUEST` (400). */
   groups?: InputMaybe<Array<Scalars['ID']['input']>>;
-  /** Emails or phone numbers. */
+  /**
+   * Emails or phone numbers outside the contacts (at most 10,000; national numbers are read with the
+   * organization's country); an invalid one is `BAD_REQUEST` (400).
+   */
   manual?: InputMaybe<Array<Scalars['String']['input']>>;
 };
 
-/** The answer of launch and cancel. */
-export type CampaignStateChange = {
-  __typename?: 'CampaignStateChange';
-  _id: Scalars['ID']['output'];
-  /** Present when the launch completed the campaign. */
-  analytics?: Maybe<Analytics>;
-  status: CampaignStatus;
-  updatedAt: Scalars['String']['output'];
-};
-
+/** Where a campaign is in its life. */
 export type CampaignStatus =
+  /** Sending: its audience is fixed and paid for, and workers are delivering it; can be canceled. */
   | 'active'
+  /** Stopped by `cancelCampaign`: recipients not yet sent stay unsent and are not charged; final. */
   | 'canceled'
+  /** Every recipient has been sent to (or failed); final. */
   | 'completed'
+  /** Created and editable; the only state a campaign can be launched from. */
   | 'draft'
+  /** Launched with a future `scheduleDate`: it starts by itself at that time; still editable, and can be canceled. */
   | 'scheduled';
 
+/** What a campaign is for. Stored and returned; it does not change how the campaign is sent yet. */
 export type CampaignType =
+  /** A message meant to be triggered by an event. */
   | 'automated'
+  /** One message to a wide audience. */
   | 'broadcast'
+  /** A message meant to be repeated on a schedule. */
   | 'recurring'
+  /** A message to a chosen audience. */
   | 'targeted';
 
+/** A password change. */
 export type ChangePasswordInput = {
+  /** At least 8 characters and at most 72 bytes. Tokens issued before the change stop working. */
   newPassword: Scalars['String']['input'];
   /** Required when changing your own password. */
   oldPassword?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** A way to reach a recipient. */
 export type Channel =
+  /** Email over the organization's SMTP server; 0.5 credits by default. */
   | 'email'
+  /** Text message through the SMS gateway; costs 1 credit per segment (160 GSM-7 or 70 UCS-2 characters, 153 or 67 each when split) by default. */
   | 'sms'
+  /** WhatsApp text message through the WhatsApp Cloud API; 1 credit by default. */
   | 'whatsapp';
 
+/** Someone the organization sends to, reachable by email, phone (SMS and WhatsApp) or both. */
 export type Contact = {
   __typename?: 'Contact';
   /** The owning organization's id. */
   ServiceOrganization: Scalars['ID']['output'];
+  /** The contact's id (a UUID). */
   _id: Scalars['ID']['output'];
+  /** The calling code (+254) or country code (KE) the phone was read with, as given. */
   countryCode?: Maybe<Scalars['String']['output']>;
+  /** When the contact was created (ISO 8601 UTC with milliseconds). */
   createdAt: Scalars['String']['output'];
+  /** Email address, lower-case; null when the contact has only a phone. */
   email?: Maybe<Scalars['String']['output']>;
   /** Ids of the groups the contact belongs to. */
   groupIds: Array<Scalars['ID']['output']>;
+  /** The groups the contact belongs to. */
   groups: Array<Group>;
+  /** The contact's name. */
   name: Scalars['String']['output'];
   /** The contact's own company (free-form). */
   organization?: Maybe<Scalars['String']['output']>;
   /** E.164, such as +254712345678. */
   phone?: Maybe<Scalars['String']['output']>;
+  /** Free-form labels, each 1-50 characters, at most 50. */
   tags: Array<Scalars['String']['output']>;
+  /** When the contact was last changed (ISO 8601 UTC with milliseconds). */
   updatedAt: Scalars['String']['output'];
 };
 
+/** A page of contacts, newest first. */
 export type ContactConnection = {
   __typename?: 'ContactConnection';
+  /** The contacts of this page. */
   edges: Array<ContactEdge>;
+  /** Whether more follow, and the cursor to ask for them. */
   pageInfo: PageInfo;
+  /** How many contacts the whole (filtered) list holds. */
   totalCount: Scalars['Int']['output'];
 };
 
+/** One contact in a page of contacts. */
 export type ContactEdge = {
   __typename?: 'ContactEdge';
+  /** This edge's position, to pass as `after`. */
   cursor: Scalars['String']['output'];
+  /** The contact. */
   node: Contact;
 };
 
+/** Narrows the contact list; the filters given all apply. */
 export type ContactFilter = {
   /** Only members of this group. */
   group?: InputMaybe<Scalars['ID']['input']>;
@@ -222,96 +324,146 @@ export type ContactFilter = {
   tag?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** A new API key. */
 export type CreateApiKeyInput = {
+  /** A name to recognise the key by, 1-100 characters. */
   name: Scalars['String']['input'];
   /** Defaults to `user`. */
   role?: InputMaybe<Role>;
 };
 
+/** A new campaign; it starts as a `draft`. */
 export type CreateCampaignInput = {
+  /** 1-3 channels to send over, each once. */
   channels: Array<Channel>;
+  /** What the campaign is about, at most 500 characters. */
   description?: InputMaybe<Scalars['String']['input']>;
   /** One entry per channel in `channels`; email needs a subject. */
   messages: CampaignMessagesInput;
+  /** The campaign's name, 1-100 characters. */
   name: Scalars['String']['input'];
   /** Nothing named means every contact; only groups gives `group`; anything else `selected`. */
   recipients?: InputMaybe<CampaignRecipientsInput>;
+  /** When a launch starts sending: an ISO 8601 date-time with an offset (`2026-03-01T09:00:00Z`); null or past means at once. */
   scheduleDate?: InputMaybe<Scalars['String']['input']>;
+  /** What kind of campaign it is. */
   type: CampaignType;
 };
 
+/** A new contact. */
 export type CreateContactInput = {
   /** A calling code (+254) or a country code (KE): the region of a phone written without a prefix. */
   countryCode?: InputMaybe<Scalars['String']['input']>;
   /** At least one of email or phone. */
   email?: InputMaybe<Scalars['String']['input']>;
+  /** Ids of the organization's groups to put the contact in; an unknown id is `BAD_REQUEST` (400). */
   groups?: InputMaybe<Array<Scalars['ID']['input']>>;
+  /** The contact's name, 1-100 characters. */
   name: Scalars['String']['input'];
+  /** The contact's own company, free-form, at most 100 characters. */
   organization?: InputMaybe<Scalars['String']['input']>;
+  /** A phone number, international (+254712345678) or national (0712345678, read with `countryCode` or else the organization's country); stored in E.164. */
   phone?: InputMaybe<Scalars['String']['input']>;
+  /** Free-form labels: at most 50, each 1-50 characters; repeats are kept once. */
   tags?: InputMaybe<Array<Scalars['String']['input']>>;
 };
 
+/** A new group. */
 export type CreateGroupInput = {
+  /** A Tailwind CSS class list, 1-100 characters, such as `bg-blue-500`. */
   color: Scalars['String']['input'];
+  /** What the group is for, at most 500 characters. */
   description?: InputMaybe<Scalars['String']['input']>;
+  /** 1-100 characters, unique within the organization ignoring case (a taken one is `BAD_REQUEST` (400)). */
   name: Scalars['String']['input'];
 };
 
+/** A new member of the caller's organization. */
 export type CreateUserInput = {
+  /** Phone country code with a leading plus sign, such as +254. */
   countryCode: Scalars['String']['input'];
+  /** The email to log in with; unique across Herald (a taken one is `Email already exists`). */
   email: Scalars['String']['input'];
+  /** First name, 1-100 characters. */
   firstName: Scalars['String']['input'];
+  /** Last name, 1-100 characters. */
   lastName: Scalars['String']['input'];
+  /** At least 8 characters and at most 72 bytes. */
   password: Scalars['String']['input'];
+  /** Phone number without the country code: 4-15 digits. */
   phoneNumber: Scalars['String']['input'];
   /** Defaults to `user`. */
   role?: InputMaybe<Role>;
 };
 
+/** A new API key and its value. */
 export type CreatedApiKey = {
   __typename?: 'CreatedApiKey';
+  /** The key's stored description. */
   apiKey: ApiKey;
   /** The key itself, shown this once. */
   key: Scalars['String']['output'];
 };
 
+/** Channel credentials to store; every field is optional and those left out are kept. */
 export type CredentialsInput = {
+  /** The address email goes out from; must be a valid email. */
   email_from?: InputMaybe<Scalars['String']['input']>;
+  /** The SMTP host name or address; private addresses are refused when the platform sets `BLOCK_PRIVATE_HOSTS`. */
   email_host?: InputMaybe<Scalars['String']['input']>;
+  /** The SMTP password, 1-500 characters; shown masked afterwards. */
   email_pass?: InputMaybe<Scalars['String']['input']>;
+  /** The SMTP port, 1-65535, as a string. */
   email_port?: InputMaybe<Scalars['String']['input']>;
+  /** The SMTP user name, 1-254 characters. */
   email_user?: InputMaybe<Scalars['String']['input']>;
+  /** The SMS gateway API key, 1-500 characters. */
   sms_apiKey?: InputMaybe<Scalars['String']['input']>;
+  /** The SMS gateway partner id, 1-100 characters. */
   sms_partnerID?: InputMaybe<Scalars['String']['input']>;
+  /** The SMS sender id (short code), 1-100 characters. */
   sms_shortCode?: InputMaybe<Scalars['String']['input']>;
+  /** The WhatsApp Cloud API access token, 1-2000 characters; never shown again. */
   whatsapp_access_token?: InputMaybe<Scalars['String']['input']>;
+  /** The WhatsApp Cloud API phone number id: digits only. */
   whatsapp_phone_number_id?: InputMaybe<Scalars['String']['input']>;
 };
 
 /** The answer of a permanent deletion. */
 export type DeleteResult = {
   __typename?: 'DeleteResult';
+  /** A confirmation, such as `Contact deleted successfully`. */
   message: Scalars['String']['output'];
 };
 
+/** The outcome of a send for one recipient. */
 export type DeliveryStatus =
+  /** Not delivered; `error` says why. Not charged. */
   | 'failed'
+  /** Accepted by the provider (in sandbox mode, recorded in the outbox); charged. */
   | 'success';
 
+/** The email of a campaign. */
 export type EmailMessage = {
   __typename?: 'EmailMessage';
+  /** The email body; may carry HTML markup. */
   content: Scalars['String']['output'];
+  /** The email subject. */
   subject: Scalars['String']['output'];
 };
 
+/** The email of a campaign. */
 export type EmailMessageInput = {
+  /** The email body, 1-1,000,000 characters; may carry HTML markup. */
   content: Scalars['String']['input'];
+  /** The email subject, 1-255 characters. */
   subject: Scalars['String']['input'];
 };
 
+/** A named set of contacts, to send a campaign to or to filter contacts by. */
 export type Group = {
   __typename?: 'Group';
+  /** The group's id (a UUID). */
   _id: Scalars['ID']['output'];
   /** Tailwind CSS class list. */
   color: Scalars['String']['output'];
@@ -319,81 +471,130 @@ export type Group = {
   contactCount: Scalars['Int']['output'];
   /** The group's contacts, newest first. */
   contacts: ContactConnection;
+  /** When the group was created (ISO 8601 UTC with milliseconds). */
   createdAt: Scalars['String']['output'];
+  /** What the group is for; null when not given. */
   description?: Maybe<Scalars['String']['output']>;
   /** Unique within the organization. */
   name: Scalars['String']['output'];
+  /** The owning organization's id. */
   organization: Scalars['ID']['output'];
+  /** When the group was last changed (ISO 8601 UTC with milliseconds). */
   updatedAt: Scalars['String']['output'];
 };
 
 
+/** A named set of contacts, to send a campaign to or to filter contacts by. */
 export type GroupContactsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
 };
 
+/** A page of groups, newest first. */
 export type GroupConnection = {
   __typename?: 'GroupConnection';
+  /** The groups of this page. */
   edges: Array<GroupEdge>;
+  /** Whether more follow, and the cursor to ask for them. */
   pageInfo: PageInfo;
+  /** How many groups the whole list holds. */
   totalCount: Scalars['Int']['output'];
 };
 
+/** One group in a page of groups. */
 export type GroupEdge = {
   __typename?: 'GroupEdge';
+  /** This edge's position, to pass as `after`. */
   cursor: Scalars['String']['output'];
+  /** The group. */
   node: Group;
 };
 
+/** One recipient of a message log and the outcome for them. */
 export type LogRecipient = {
   __typename?: 'LogRecipient';
+  /** Why the message failed (the provider's reason, `Invalid phone number`, `Delivery interrupted`, ...); null otherwise. */
   error?: Maybe<Scalars['String']['output']>;
+  /** The address as sent to: E.164 phone number or lower-case email. */
   recipient: Scalars['String']['output'];
+  /** Where this recipient stands; `pending` moves to `success` or `failed`, which are final. */
   status: LogRecipientStatus;
 };
 
+/** Where one recipient of a message log stands. */
 export type LogRecipientStatus =
+  /** Not delivered; `error` says why. Failed recipients are not charged. */
   | 'failed'
+  /** Not settled yet: the send is still running. */
   | 'pending'
+  /** Accepted by the provider (in sandbox mode, recorded in the outbox); charged. */
   | 'success';
 
+/** An email and password to exchange for a JWT. */
 export type LoginInput = {
+  /** The user's email, matched case-insensitively. */
   email: Scalars['String']['input'];
+  /** The user's password. */
   password: Scalars['String']['input'];
 };
 
+/**
+ * The record of one send attempt: one log per channel per batch of at most 100 recipients, for ad hoc
+ * sends and campaigns alike.
+ */
 export type MessageLog = {
   __typename?: 'MessageLog';
+  /** The log's id (a UUID). */
   _id: Scalars['ID']['output'];
+  /** The campaign that sent it; null for an ad hoc send. */
   campaignId?: Maybe<Scalars['ID']['output']>;
+  /** The channel the message went over. */
   channel: Channel;
+  /** Credits charged: successful recipients only. */
   cost: Scalars['Float']['output'];
+  /** When the send started (ISO 8601 UTC with milliseconds). */
   createdAt: Scalars['String']['output'];
+  /** The message's length in characters. */
   messageLength: Scalars['Int']['output'];
+  /** The first 100 characters of the message. */
   messagePreview: Scalars['String']['output'];
+  /** Who carried it: `smtp:<host>`, the SMS gateway's network or host, `whatsapp-cloud` or `sandbox`; null until settled, or when no provider was called. */
   network?: Maybe<Scalars['String']['output']>;
+  /** Every recipient of this batch with its outcome. */
   recipients: Array<LogRecipient>;
+  /** The organization that sent it. */
   senderOrgId: Scalars['ID']['output'];
+  /** The user who sent it (for a campaign, the user who created it); null when an API key did. */
   senderUserId?: Maybe<Scalars['ID']['output']>;
+  /** When the log was last changed, such as when it settled (ISO 8601 UTC with milliseconds). */
   updatedAt: Scalars['String']['output'];
 };
 
+/** A page of message logs, newest first. */
 export type MessageLogConnection = {
   __typename?: 'MessageLogConnection';
+  /** The logs of this page. */
   edges: Array<MessageLogEdge>;
+  /** Whether more follow, and the cursor to ask for them. */
   pageInfo: PageInfo;
+  /** How many logs the whole (filtered) list holds. */
   totalCount: Scalars['Int']['output'];
 };
 
+/** One log in a page of message logs. */
 export type MessageLogEdge = {
   __typename?: 'MessageLogEdge';
+  /** This edge's position, to pass as `after`. */
   cursor: Scalars['String']['output'];
+  /** The log. */
   node: MessageLog;
 };
 
+/** Narrows the message logs; the filters given all apply. Invalid values are `BAD_REQUEST` (400). */
 export type MessageLogFilter = {
+  /** Only logs of this campaign. */
   campaignId?: InputMaybe<Scalars['ID']['input']>;
+  /** Only logs of this channel. */
   channel?: InputMaybe<Channel>;
   /** ISO 8601 date or date-time, inclusive. */
   dateFrom?: InputMaybe<Scalars['String']['input']>;
@@ -403,262 +604,468 @@ export type MessageLogFilter = {
   status?: InputMaybe<LogRecipientStatus>;
 };
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type Mutation = {
   __typename?: 'Mutation';
-  /** From scheduled or active. */
-  cancelCampaign: CampaignStateChange;
+  /**
+   * From scheduled or active (else `CONFLICT` (409)); admin, or an admin-role API key. Recipients not
+   * yet sent stay unsent and their reserved credits are released. Answers the updated campaign.
+   */
+  cancelCampaign: Campaign;
+  /**
+   * Sets a user's password (JWT only). Your own needs the right `oldPassword` (else `BAD_REQUEST`
+   * `Old password is incorrect`); an admin may reset anyone's in the organization without it; a
+   * `user` changing someone else's is `FORBIDDEN` (403).
+   */
   changePassword: User;
+  /**
+   * Creates an API key (admin with a JWT only). The value (`uak_` and 38 base62 characters) is in the
+   * answer and never again: Herald keeps only its hash.
+   */
   createApiKey: CreatedApiKey;
+  /** Creates a draft campaign (admin, or an admin-role API key). Nothing is sent until it is launched. */
   createCampaign: Campaign;
+  /** Creates a contact (admin, or an admin-role API key). An invalid email or phone is `BAD_REQUEST` (400). */
   createContact: Contact;
+  /** Creates a group (admin, or an admin-role API key). */
   createGroup: Group;
+  /** Adds a user to the caller's organization, active at once (admin, JWT only). */
   createUser: User;
+  /**
+   * Deactivates a user (admin, JWT only): they can not log in and their tokens stop working.
+   * Deactivating the organization's last active admin is `CONFLICT` (409).
+   */
   deactivateUser: User;
+  /** Deletes an API key for good (admin with a JWT only); requests with it are then `UNAUTHORIZED` (401). */
   deleteApiKey: DeleteResult;
+  /** Deletes a contact for good, with its group memberships (admin, or an admin-role API key). */
   deleteContact: DeleteResult;
+  /** Deletes a group for good and removes it from every contact; the contacts stay (admin, or an admin-role API key). */
   deleteGroup: DeleteResult;
+  /**
+   * Deletes a user for good (admin, JWT only). Deleting the organization's last active admin is
+   * `CONFLICT` (409).
+   */
   deleteUser: DeleteResult;
-  /** From draft only; the HTTP `Idempotency-Key` header applies. */
-  launchCampaign: CampaignStateChange;
+  /**
+   * From draft only (else `CONFLICT` (409)); the HTTP `Idempotency-Key` header applies. Admin, or an
+   * admin-role API key. A future `scheduleDate` gives `scheduled`. Otherwise the audience is fixed and
+   * its whole cost reserved now (`PAYMENT_REQUIRED` (402) when the credits fall short, `BAD_REQUEST`
+   * (400) when nobody is eligible): an audience of up to `CAMPAIGN_INLINE_LIMIT` (100 by default) is
+   * sent before the answer (`completed`, with analytics), a larger one answers `active` and is sent
+   * by workers. Answers the updated campaign.
+   */
+  launchCampaign: Campaign;
+  /**
+   * Exchanges an email and password for a JWT (24 hours by default). Needs no credentials. Wrong
+   * credentials, or a deactivated user, are `UNAUTHORIZED` (401) `Invalid credentials`; repeated
+   * failures are throttled with `TOO_MANY_REQUESTS` (429).
+   */
   login: AuthPayload;
+  /** Lets a deactivated user log in again (admin, JWT only). */
   reactivateUser: User;
+  /**
+   * Revokes an API key at once (admin with a JWT only): requests with it are then `UNAUTHORIZED`
+   * (401) `Invalid API key`. Revoking twice keeps the first time.
+   */
   revokeApiKey: ApiKey;
   /**
    * Sends to each recipient and answers one result per distinct recipient, failures included (the
-   * REST door's many-recipient form). The HTTP `Idempotency-Key` header applies.
+   * REST door's many-recipient form). The HTTP `Idempotency-Key` header applies. Any role, JWT or API
+   * key. The whole cost is reserved first: credits that do not cover it are `PAYMENT_REQUIRED` (402)
+   * and nothing is sent; failed recipients are refunded.
    */
   sendNotification: Array<RecipientResult>;
-  /** Sends to every contact with an address for the channel. */
+  /**
+   * Sends to every contact with an address for the channel, each address once; no such contact gives
+   * an empty list. Credits, idempotency and access as `sendNotification`.
+   */
   sendToAll: Array<RecipientResult>;
-  /** Creates an organization and its first admin. */
+  /**
+   * Creates an organization and its first admin in one transaction, with the platform's starting
+   * credits, and signs the admin in. Needs no credentials. A taken email is `BAD_REQUEST` (400)
+   * `Email already exists`.
+   */
   signup: AuthPayload;
-  /** Only draft or scheduled campaigns. */
+  /** Only draft or scheduled campaigns (else `CONFLICT` (409)); admin, or an admin-role API key. */
   updateCampaign: Campaign;
+  /** Changes a contact (admin, or an admin-role API key). */
   updateContact: Contact;
-  /** Admin only; the fields given are replaced, the others kept. */
+  /**
+   * Stores channel credentials (admin, JWT only): the fields given are replaced, the others kept.
+   * `sms_apiUrl` is platform configuration and is not accepted.
+   */
   updateCredentials: Organization;
+  /** Changes a group's name, description or color (admin, or an admin-role API key). */
   updateGroup: Group;
+  /** Changes a user's name, phone number or role (admin, JWT only); the change applies to their tokens at once. */
   updateUser: User;
 };
 
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type MutationCancelCampaignArgs = {
   id: Scalars['ID']['input'];
 };
 
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type MutationChangePasswordArgs = {
   id: Scalars['ID']['input'];
   input: ChangePasswordInput;
 };
 
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type MutationCreateApiKeyArgs = {
   input: CreateApiKeyInput;
 };
 
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type MutationCreateCampaignArgs = {
   input: CreateCampaignInput;
 };
 
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type MutationCreateContactArgs = {
   input: CreateContactInput;
 };
 
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type MutationCreateGroupArgs = {
   input: CreateGroupInput;
 };
 
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type MutationCreateUserArgs = {
   input: CreateUserInput;
 };
 
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type MutationDeactivateUserArgs = {
   id: Scalars['ID']['input'];
 };
 
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type MutationDeleteApiKeyArgs = {
   id: Scalars['ID']['input'];
 };
 
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type MutationDeleteContactArgs = {
   id: Scalars['ID']['input'];
 };
 
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type MutationDeleteGroupArgs = {
   id: Scalars['ID']['input'];
 };
 
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type MutationDeleteUserArgs = {
   id: Scalars['ID']['input'];
 };
 
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type MutationLaunchCampaignArgs = {
   id: Scalars['ID']['input'];
 };
 
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type MutationLoginArgs = {
   input: LoginInput;
 };
 
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type MutationReactivateUserArgs = {
   id: Scalars['ID']['input'];
 };
 
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type MutationRevokeApiKeyArgs = {
   id: Scalars['ID']['input'];
 };
 
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type MutationSendNotificationArgs = {
   input: SendNotificationInput;
 };
 
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type MutationSendToAllArgs = {
   input: SendToAllInput;
 };
 
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type MutationSignupArgs = {
   input: SignupInput;
 };
 
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type MutationUpdateCampaignArgs = {
   id: Scalars['ID']['input'];
   input: UpdateCampaignInput;
 };
 
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type MutationUpdateContactArgs = {
   id: Scalars['ID']['input'];
   input: UpdateContactInput;
 };
 
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type MutationUpdateCredentialsArgs = {
   input: CredentialsInput;
 };
 
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type MutationUpdateGroupArgs = {
   id: Scalars['ID']['input'];
   input: UpdateGroupInput;
 };
 
 
-/** Every change goes through a mutation, sent over POST. */
+/**
+ * Every change goes through a mutation, sent over POST. Every mutation except `signup` and `login`
+ * needs a credential: a JWT (`Authorization: Bearer <token>`) or an API key (`UNIFIED-API-Key`
+ * header or `apikey` query parameter); none is `UNAUTHORIZED` (401).
+ */
 export type MutationUpdateUserArgs = {
   id: Scalars['ID']['input'];
   input: UpdateUserInput;
 };
 
+/** The tenant: every user, contact, group, campaign and log belongs to exactly one organization. */
 export type Organization = {
   __typename?: 'Organization';
+  /** The organization's id (a UUID). */
   _id: Scalars['ID']['output'];
+  /** ISO 3166-1 alpha-2 code or English name, as given at signup; the default region of phone numbers written without a prefix. */
   country: Scalars['String']['output'];
+  /** When the organization signed up (ISO 8601 UTC with milliseconds). */
   createdAt: Scalars['String']['output'];
   /** Only for admins and users signed in with a JWT. */
   credentials: OrganizationCredentials;
+  /**
+   * The credits balance. Sends and campaign launches reserve their cost from it (email 0.5, WhatsApp
+   * 1, SMS 1 per segment by default) and only successful recipients are charged. Changed only by the
+   * platform operator.
+   */
   credits: Scalars['Float']['output'];
+  /** The display name of email's From; null uses the organization's name. */
   emailFromName?: Maybe<Scalars['String']['output']>;
+  /** The organization's name, from `companyName` at signup. */
   name: Scalars['String']['output'];
+  /** Its line of business, as given at signup. */
   sector: Scalars['String']['output'];
+  /** When the organization was last changed (ISO 8601 UTC with milliseconds). */
   updatedAt: Scalars['String']['output'];
 };
 
+/**
+ * The organization's channel credentials, as stored (encrypted at rest). Null means not set. The
+ * WhatsApp access token is never returned.
+ */
 export type OrganizationCredentials = {
   __typename?: 'OrganizationCredentials';
+  /** The address email goes out from. */
   email_from?: Maybe<Scalars['String']['output']>;
+  /** The SMTP server's host name or address. */
   email_host?: Maybe<Scalars['String']['output']>;
   /** Masked: `****` and the last 4 characters. */
   email_pass?: Maybe<Scalars['String']['output']>;
+  /** The SMTP server's port, as a string (`587`). */
   email_port?: Maybe<Scalars['String']['output']>;
+  /** The SMTP user name. */
   email_user?: Maybe<Scalars['String']['output']>;
   /** Masked: `****` and the last 4 characters. */
   sms_apiKey?: Maybe<Scalars['String']['output']>;
+  /** The SMS gateway's base URL: platform configuration (`SMS_API_URL`), not set by tenants. */
   sms_apiUrl: Scalars['String']['output'];
+  /** The SMS gateway partner id. */
   sms_partnerID?: Maybe<Scalars['String']['output']>;
+  /** The SMS sender id (short code) messages go out from. */
   sms_shortCode?: Maybe<Scalars['String']['output']>;
+  /** The WhatsApp Cloud API phone number id messages go out from. */
   whatsapp_phone_number_id?: Maybe<Scalars['String']['output']>;
 };
 
+/** A file of an email the sandbox recorded (its content is not kept). */
 export type OutboxAttachment = {
   __typename?: 'OutboxAttachment';
+  /** The MIME type. */
   contentType: Scalars['String']['output'];
+  /** The file name. */
   filename: Scalars['String']['output'];
+  /** The decoded size in bytes. */
   size: Scalars['Int']['output'];
 };
 
 /** A message the sandbox recorded instead of sending. */
 export type OutboxMessage = {
   __typename?: 'OutboxMessage';
+  /** The message's id. */
   _id: Scalars['ID']['output'];
+  /** The email's attachments; empty otherwise. */
   attachments: Array<OutboxAttachment>;
+  /** The message as it would have been sent. */
   body: Scalars['String']['output'];
+  /** The channel it would have gone over. */
   channel: Channel;
+  /** When it was recorded (ISO 8601 UTC with milliseconds). */
   createdAt: Scalars['String']['output'];
+  /** Why the simulated delivery failed; null on success. */
   error?: Maybe<Scalars['String']['output']>;
+  /** The address it would have gone to: E.164 phone number or lower-case email. */
   recipient: Scalars['String']['output'];
+  /** The simulated outcome: addresses at `fail.invalid` and numbers ending in 0000 fail on purpose. */
   status: DeliveryStatus;
+  /** The email subject; null for SMS and WhatsApp. */
   subject?: Maybe<Scalars['String']['output']>;
 };
 
+/** A page of the sandbox outbox, newest first. */
 export type OutboxMessageConnection = {
   __typename?: 'OutboxMessageConnection';
+  /** The messages of this page. */
   edges: Array<OutboxMessageEdge>;
+  /** Whether more follow, and the cursor to ask for them. */
   pageInfo: PageInfo;
+  /** How many messages the whole (filtered) outbox holds. */
   totalCount: Scalars['Int']['output'];
 };
 
+/** One message in a page of the outbox. */
 export type OutboxMessageEdge = {
   __typename?: 'OutboxMessageEdge';
+  /** This edge's position, to pass as `after`. */
   cursor: Scalars['String']['output'];
+  /** The message. */
   node: OutboxMessage;
 };
 
-/** Relay-style page information. Lists are newest first. */
+/** Relay-style page information. Lists are newest first (`createdAt` descending, ties by `_id`). */
 export type PageInfo = {
   __typename?: 'PageInfo';
+  /** The cursor of this page's last edge, to pass as `after` for the next page; null when the page is empty. */
   endCursor?: Maybe<Scalars['String']['output']>;
+  /** Whether another page follows this one. */
   hasNextPage: Scalars['Boolean']['output'];
 };
 
@@ -668,23 +1075,31 @@ export type PageInfo = {
  */
 export type Query = {
   __typename?: 'Query';
-  /** Admin with a JWT only. */
+  /** The organization's API keys, newest first, without their values. Admin with a JWT only. */
   apiKeys: ApiKeyConnection;
+  /** One campaign. Any role, JWT or API key. */
   campaign: Campaign;
+  /** The organization's campaigns, newest first. Any role, JWT or API key. */
   campaigns: CampaignConnection;
+  /** One contact. Any role, JWT or API key. */
   contact: Contact;
+  /** The organization's contacts, newest first. Any role, JWT or API key. */
   contacts: ContactConnection;
+  /** One group. Any role, JWT or API key. */
   group: Group;
+  /** The organization's groups, newest first, each with `contactCount`. Any role, JWT or API key. */
   groups: GroupConnection;
-  /** Always `ok` while the process is up. */
+  /** Always `ok` while the process is up. Needs no credentials. */
   health: Scalars['String']['output'];
   /** The caller (JWT only). */
   me: User;
+  /** One message log. Any role, JWT or API key. */
   messageLog: MessageLog;
+  /** The organization's message logs, newest first. Any role, JWT or API key. */
   messageLogs: MessageLogConnection;
-  /** The caller's organization with its (masked) credentials. */
+  /** The caller's organization with its (masked) credentials (JWT only; an API key is `FORBIDDEN`). */
   organization: Organization;
-  /** The sandbox outbox (DELIVERY_MODE=sandbox), newest first. */
+  /** The sandbox outbox (DELIVERY_MODE=sandbox), newest first. Any role, JWT or API key. */
   sandboxOutbox: OutboxMessageConnection;
   /** One user of the organization: admins read anyone, users only themselves. */
   user: User;
@@ -811,120 +1226,194 @@ export type QueryUsersArgs = {
   first?: InputMaybe<Scalars['Int']['input']>;
 };
 
+/** The outcome of a send for one recipient. */
 export type RecipientResult = {
   __typename?: 'RecipientResult';
+  /** Why it failed (the provider's reason, `Invalid phone number`, `Invalid email address`, ...); null on success. */
   error?: Maybe<Scalars['String']['output']>;
+  /** The address as sent to: E.164 phone number or lower-case email (as given when it was not valid). */
   recipient: Scalars['String']['output'];
+  /** Whether the provider accepted the message. */
   status: DeliveryStatus;
 };
 
+/** Who a campaign's audience is, derived from the `recipients` it was created with. */
 export type RecipientType =
+  /** Every contact of the organization (no recipients were named). */
   | 'all'
+  /** The members of the named groups, and nothing else. */
   | 'group'
+  /** Named contacts, plus any groups and manual addresses. */
   | 'selected';
 
+/** What a user or an API key may do in its organization. */
 export type Role =
+  /**
+   * Everything in the organization: users, credentials, API keys, contacts, groups and campaigns. An
+   * admin-role API key still never reaches users, the organization's credentials or API keys.
+   */
   | 'admin'
+  /** Reads contacts, groups, campaigns and message logs, sends messages and manages its own profile and password. */
   | 'user';
 
+/** An ad hoc message to one or more recipients. */
 export type SendNotificationInput = {
-  /** Email only; at most 10 MiB decoded in all. */
+  /** Email only; at most 20 files and 10 MiB decoded in all. */
   attachments?: InputMaybe<Array<AttachmentInput>>;
+  /** The message: 1-1600 characters for SMS, 1-4096 for WhatsApp, up to 1,000,000 for email (which may carry HTML markup). */
   message: Scalars['String']['input'];
-  /** Required for email. */
+  /** The email subject, 1-255 characters; required for email, ignored otherwise. */
   subject?: InputMaybe<Scalars['String']['input']>;
-  /** Phone numbers (E.164, or national with the organization's country) or email addresses; duplicates are sent once. */
+  /**
+   * 1-10,000 phone numbers (E.164, or national with the organization's country) or email addresses;
+   * duplicates are sent once, and an invalid one fails alone.
+   */
   to: Array<Scalars['String']['input']>;
+  /** The channel to send over. */
   type: Channel;
 };
 
+/** A message to every contact with an address for the channel. */
 export type SendToAllInput = {
+  /** The message: 1-1600 characters for SMS, 1-4096 for WhatsApp, up to 1,000,000 for email (which may carry HTML markup). */
   message: Scalars['String']['input'];
+  /** The email subject, 1-255 characters; required for email, ignored otherwise. */
   subject?: InputMaybe<Scalars['String']['input']>;
+  /** The channel to send over: email reaches contacts with an email, SMS and WhatsApp those with a phone. */
   type: Channel;
 };
 
+/** Creates an organization and its first user, who is its admin. */
 export type SignupInput = {
+  /** The organization's name, 1-100 characters. */
   companyName: Scalars['String']['input'];
   /** ISO 3166-1 alpha-2 code (KE) or English name (Kenya). */
   country: Scalars['String']['input'];
   /** Phone country code with a leading plus sign, such as +254. */
   countryCode: Scalars['String']['input'];
+  /** The admin's email, used to log in; unique across Herald (a taken one is `Email already exists`), stored lower-case. */
   email: Scalars['String']['input'];
+  /** The admin's first name, 1-100 characters. */
   firstName: Scalars['String']['input'];
+  /** The admin's last name, 1-100 characters. */
   lastName: Scalars['String']['input'];
   /** At least 8 characters and at most 72 bytes. */
   password: Scalars['String']['input'];
+  /** The admin's phone number without the country code: 4-15 digits. */
   phoneNumber: Scalars['String']['input'];
   /** Only `admin`: the first user of an organization is its admin. */
   role?: InputMaybe<Role>;
+  /** The organization's line of business (free text, 1-100 characters). */
   sector: Scalars['String']['input'];
 };
 
+/** The SMS or WhatsApp message of a campaign. */
 export type TextMessage = {
   __typename?: 'TextMessage';
+  /** The message text. */
   content: Scalars['String']['output'];
 };
 
+/** The SMS or WhatsApp message of a campaign. */
 export type TextMessageInput = {
+  /** The message text: 1-1600 characters for SMS, 1-4096 for WhatsApp. */
   content: Scalars['String']['input'];
 };
 
+/** The fields to change; those left out are kept. */
 export type UpdateCampaignInput = {
+  /** Replaces the messages; one entry per channel of the campaign. */
   messages?: InputMaybe<CampaignMessagesInput>;
+  /** The campaign's name, 1-100 characters. */
   name?: InputMaybe<Scalars['String']['input']>;
+  /** A new start time (ISO 8601 date-time with an offset); for a scheduled campaign this moves its start, and null or past starts it at once. */
   scheduleDate?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** The fields to change; those left out are kept. The contact must keep an email or a phone. */
 export type UpdateContactInput = {
+  /** A calling code (+254) or a country code (KE): the region of a phone written without a prefix. */
   countryCode?: InputMaybe<Scalars['String']['input']>;
+  /** Email address. */
   email?: InputMaybe<Scalars['String']['input']>;
   /** Replaces the contact's groups. */
   groups?: InputMaybe<Array<Scalars['ID']['input']>>;
+  /** The contact's name, 1-100 characters. */
   name?: InputMaybe<Scalars['String']['input']>;
+  /** The contact's own company, free-form, at most 100 characters. */
   organization?: InputMaybe<Scalars['String']['input']>;
+  /** A phone number, international or national (read with `countryCode` or the organization's country). */
   phone?: InputMaybe<Scalars['String']['input']>;
+  /** Replaces the contact's tags. */
   tags?: InputMaybe<Array<Scalars['String']['input']>>;
 };
 
+/** The fields to change; those left out are kept. */
 export type UpdateGroupInput = {
+  /** A Tailwind CSS class list, 1-100 characters. */
   color?: InputMaybe<Scalars['String']['input']>;
+  /** What the group is for, at most 500 characters. */
   description?: InputMaybe<Scalars['String']['input']>;
+  /** 1-100 characters, unique within the organization ignoring case. */
   name?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** The fields to change; those left out are kept. */
 export type UpdateUserInput = {
+  /** First name, 1-100 characters. */
   firstName?: InputMaybe<Scalars['String']['input']>;
+  /** Last name, 1-100 characters. */
   lastName?: InputMaybe<Scalars['String']['input']>;
+  /** Phone number without the country code: 4-15 digits. */
   phoneNumber?: InputMaybe<Scalars['String']['input']>;
+  /** A new role; demoting the organization's last active admin is `CONFLICT` (409). */
   role?: InputMaybe<Role>;
 };
 
+/** A person who signs in to an organization. The password is never returned. */
 export type User = {
   __typename?: 'User';
+  /** The user's id (a UUID). */
   _id: Scalars['ID']['output'];
+  /** Phone country code with a leading plus sign, such as +254. */
   countryCode: Scalars['String']['output'];
+  /** When the user was created (ISO 8601 UTC with milliseconds). */
   createdAt: Scalars['String']['output'];
+  /** The email the user logs in with; unique across Herald, lower-case. */
   email: Scalars['String']['output'];
+  /** First name. */
   firstName: Scalars['String']['output'];
+  /** False once deactivated: the user can not log in and earlier tokens stop working. */
   isActive: Scalars['Boolean']['output'];
+  /** Last name. */
   lastName: Scalars['String']['output'];
+  /** The organization the user belongs to. */
   organization: Organization;
+  /** Phone number without the country code. */
   phoneNumber: Scalars['String']['output'];
+  /** What the user may do; the stored role governs every request, whatever a token's claim says. */
   role: Role;
+  /** When the user was last changed (ISO 8601 UTC with milliseconds). */
   updatedAt: Scalars['String']['output'];
 };
 
+/** A page of users, newest first. */
 export type UserConnection = {
   __typename?: 'UserConnection';
+  /** The users of this page. */
   edges: Array<UserEdge>;
+  /** Whether more follow, and the cursor to ask for them. */
   pageInfo: PageInfo;
+  /** How many users the whole list holds. */
   totalCount: Scalars['Int']['output'];
 };
 
+/** One user in a page of users. */
 export type UserEdge = {
   __typename?: 'UserEdge';
+  /** This edge's position, to pass as `after`. */
   cursor: Scalars['String']['output'];
+  /** The user. */
   node: User;
 };
 
@@ -1015,7 +1504,6 @@ export type ResolversTypes = {
   CampaignMessagesInput: CampaignMessagesInput;
   CampaignProgress: ResolverTypeWrapper<CampaignProgress>;
   CampaignRecipientsInput: CampaignRecipientsInput;
-  CampaignStateChange: ResolverTypeWrapper<CampaignStateChange>;
   CampaignStatus: CampaignStatus;
   CampaignType: CampaignType;
   ChangePasswordInput: ChangePasswordInput;
@@ -1091,7 +1579,6 @@ export type ResolversParentTypes = {
   CampaignMessagesInput: CampaignMessagesInput;
   CampaignProgress: CampaignProgress;
   CampaignRecipientsInput: CampaignRecipientsInput;
-  CampaignStateChange: CampaignStateChange;
   ChangePasswordInput: ChangePasswordInput;
   Contact: ContactDto;
   ContactConnection: Omit<ContactConnection, 'edges'> & { edges: Array<ResolversParentTypes['ContactEdge']> };
@@ -1228,13 +1715,6 @@ export type CampaignProgressResolvers<ContextType = Context, ParentType extends 
   total?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 };
 
-export type CampaignStateChangeResolvers<ContextType = Context, ParentType extends ResolversParentTypes['CampaignStateChange'] = ResolversParentTypes['CampaignStateChange']> = {
-  _id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
-  analytics?: Resolver<Maybe<ResolversTypes['Analytics']>, ParentType, ContextType>;
-  status?: Resolver<ResolversTypes['CampaignStatus'], ParentType, ContextType>;
-  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-};
-
 export type ContactResolvers<ContextType = Context, ParentType extends ResolversParentTypes['Contact'] = ResolversParentTypes['Contact']> = {
   ServiceOrganization?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   _id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
@@ -1331,7 +1811,7 @@ export type MessageLogEdgeResolvers<ContextType = Context, ParentType extends Re
 };
 
 export type MutationResolvers<ContextType = Context, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
-  cancelCampaign?: Resolver<ResolversTypes['CampaignStateChange'], ParentType, ContextType, RequireFields<MutationCancelCampaignArgs, 'id'>>;
+  cancelCampaign?: Resolver<ResolversTypes['Campaign'], ParentType, ContextType, RequireFields<MutationCancelCampaignArgs, 'id'>>;
   changePassword?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationChangePasswordArgs, 'id' | 'input'>>;
   createApiKey?: Resolver<ResolversTypes['CreatedApiKey'], ParentType, ContextType, RequireFields<MutationCreateApiKeyArgs, 'input'>>;
   createCampaign?: Resolver<ResolversTypes['Campaign'], ParentType, ContextType, RequireFields<MutationCreateCampaignArgs, 'input'>>;
@@ -1343,7 +1823,7 @@ export type MutationResolvers<ContextType = Context, ParentType extends Resolver
   deleteContact?: Resolver<ResolversTypes['DeleteResult'], ParentType, ContextType, RequireFields<MutationDeleteContactArgs, 'id'>>;
   deleteGroup?: Resolver<ResolversTypes['DeleteResult'], ParentType, ContextType, RequireFields<MutationDeleteGroupArgs, 'id'>>;
   deleteUser?: Resolver<ResolversTypes['DeleteResult'], ParentType, ContextType, RequireFields<MutationDeleteUserArgs, 'id'>>;
-  launchCampaign?: Resolver<ResolversTypes['CampaignStateChange'], ParentType, ContextType, RequireFields<MutationLaunchCampaignArgs, 'id'>>;
+  launchCampaign?: Resolver<ResolversTypes['Campaign'], ParentType, ContextType, RequireFields<MutationLaunchCampaignArgs, 'id'>>;
   login?: Resolver<ResolversTypes['AuthPayload'], ParentType, ContextType, RequireFields<MutationLoginArgs, 'input'>>;
   reactivateUser?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationReactivateUserArgs, 'id'>>;
   revokeApiKey?: Resolver<ResolversTypes['ApiKey'], ParentType, ContextType, RequireFields<MutationRevokeApiKeyArgs, 'id'>>;
@@ -1480,7 +1960,6 @@ export type Resolvers<ContextType = Context> = {
   CampaignEdge?: CampaignEdgeResolvers<ContextType>;
   CampaignMessages?: CampaignMessagesResolvers<ContextType>;
   CampaignProgress?: CampaignProgressResolvers<ContextType>;
-  CampaignStateChange?: CampaignStateChangeResolvers<ContextType>;
   Contact?: ContactResolvers<ContextType>;
   ContactConnection?: ContactConnectionResolvers<ContextType>;
   ContactEdge?: ContactEdgeResolvers<ContextType>;

@@ -121,3 +121,14 @@ export const campaignDetail = (c: CampaignDto) => ({
   createdAt: c.createdAt,
   updatedAt: c.updatedAt,
 });
+
+/** The answer the interface describes for `POST /campaigns/:id/launch`: analytics only once completed. */
+export const launchedCampaign = (c: CampaignDto) => ({
+  _id: c._id,
+  status: c.status,
+  ...(c.status === 'completed' ? { analytics: c.analytics } : {}),
+  updatedAt: c.updatedAt,
+});
+
+/** The answer the interface describes for `POST /campaigns/:id/cancel`. */
+export const canceledCampaign = (c: CampaignDto) => ({ _id: c._id, status: c.status, updatedAt: c.updatedAt });

@@ -13,7 +13,7 @@ import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
 import { materialiseAudience } from './audience.js';
 import { openChunks, processChunk } from './batches.js';
-import { analyticsOf, toCampaignDto, type CampaignMessages, type CampaignRow } from './dto.js';
+import { toCampaignDto, type CampaignMessages, type CampaignRow } from './dto.js';
 import { chunkJob, startJob, startJobKey } from './jobs.js';
 
 const READ = { role: 'any', apiKeys: true } as const;
@@ -186,7 +186,7 @@ export const launch = operation({
           return updated as CampaignRow;
         });
         await ctx.queue.add(startJob(row));
-        return { _id: row.id, status: row.status, updatedAt: row.updated_at.toISOString() };
+        return toCampaignDto(row);
       }
       const started = await start(ctx, campaign, { checkCredits: true });
       await ctx.quotas.sendMessages(ctx.caller.orgId, started.total).catch(async (err) => {
@@ -198,13 +198,7 @@ export const launch = operation({
       } else {
         await enqueueChunks(ctx, ctx.caller.orgId, id);
       }
-      const row = await load(ctx, id);
-      return {
-        _id: row.id,
-        status: row.status,
-        ...(row.status === 'completed' ? { analytics: analyticsOf(row) } : {}),
-        updatedAt: row.updated_at.toISOString(),
-      };
+      return toCampaignDto(await load(ctx, id));
     });
   },
 });
@@ -303,7 +297,7 @@ export const cancel = operation({
       return updated as CampaignRow;
     });
     if (row.schedule_date) await ctx.queue.remove(startJobKey(row.id));
-    return { _id: row.id, status: row.status, updatedAt: row.updated_at.toISOString() };
+    return toCampaignDto(row);
   },
 });
 
