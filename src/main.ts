@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { ConfigError, loadConfig } from './config/config.js';
 import { createLogger, startHerald } from './server.js';
 
@@ -31,7 +32,15 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => shutdown('SIGTERM'));
 }
 
+/** Anything thrown, as a line an operator can act on: libraries reject with bare values too. */
+function describeFailure(err: unknown): string {
+  if (err instanceof Error) return err.message || inspect(err);
+  if (typeof err === 'string' && err) return err;
+  if (err === undefined || err === null || err === '') return 'a failure that carried no reason';
+  return inspect(err, { depth: 3 });
+}
+
 main().catch((err) => {
-  console.error('Herald failed to start:', err instanceof Error ? err.message : err);
+  console.error(`Herald failed to start: ${describeFailure(err)}`);
   process.exit(1);
 });

