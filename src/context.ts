@@ -10,18 +10,7 @@ import type { Queue } from './jobs/queue.js';
 import type { Quotas } from './modules/quotas/quotas.js';
 import type { CallerCache } from './modules/auth/caller-cache.js';
 import type { KeyRow, UserRow } from './modules/auth/authenticate.js';
-
-export type Role = 'admin' | 'user';
-
-/** Who is calling: a user through a JWT, or an organization's API key acting with its role. */
-export interface Caller {
-  orgId: string;
-  role: Role;
-  via: 'jwt' | 'apiKey';
-  /** The user behind a JWT, or the user who created the API key (null if since deleted). */
-  userId: string | null;
-  apiKeyId: string | null;
-}
+import type { Caller } from './modules/auth/caller.js';
 
 /** Process-wide parts, built once at start-up. */
 export interface Deps {
@@ -36,12 +25,6 @@ export interface Deps {
   quotas: Quotas;
   /** The user and API-key rows authentication re-reads, kept briefly and dropped when they change. */
   callers: CallerCache<UserRow, KeyRow>;
-}
-
-export interface Credentials {
-  authorization?: string;
-  headerKey?: string;
-  queryKey?: string | string[];
 }
 
 /** Everything one request carries; built once at the edge and shared by REST and GraphQL. */

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
-import type { AuthedContext, Context, Role } from './context.js';
+import type { AuthedContext, Context } from './context.js';
+import type { Role } from './modules/auth/caller.js';
 import { forbidden, unauthorized } from './lib/errors.js';
 import { parse } from './lib/validation.js';
 

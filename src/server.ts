@@ -11,6 +11,7 @@ import { createDelivery } from './delivery/registry.js';
 import { createApp } from './http/app.js';
 import { createQueue, migrateQueue } from './jobs/queue.js';
 import { startWorkers, type Workers } from './jobs/worker.js';
+import { workerTasks } from './tasks.js';
 import { KeyUsage } from './modules/api-keys/usage.js';
 import { CallerCache } from './modules/auth/caller-cache.js';
 import { LoginThrottle } from './modules/auth/throttle.js';
@@ -81,7 +82,8 @@ export async function openRuntime(config: Config, log: Logger, withWorkers: bool
     callers: new CallerCache(config.authCacheMs, log),
   };
   await deps.callers.listen(url);
-  const workers = withWorkers ? await startWorkers(deps, url) : null;
+  const tasks = workerTasks(deps);
+  const workers = withWorkers ? await startWorkers(deps, url, tasks.tasks, tasks.onStart) : null;
   return {
     deps,
     databaseUrl: url,

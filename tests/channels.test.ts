@@ -4,7 +4,7 @@ import { createSmsGatewayAdapter } from '../src/delivery/channels/sms-gateway.js
 import { createSmtpAdapter, htmlToText, isMarkup } from '../src/delivery/channels/smtp.js';
 import { createWhatsAppCloudAdapter } from '../src/delivery/channels/whatsapp-cloud.js';
 import type { ChannelAdapter, DeliveryTarget, OutboundMessage } from '../src/delivery/types.js';
-import type { StoredCredentials } from '../src/modules/organizations/dto.js';
+import type { StoredCredentials } from '../src/delivery/credentials.js';
 import { startSmsGatewayFake, type SmsGatewayFake, type SmsGatewayFakeOptions } from './fakes/sms-gateway-fake.js';
 import { startSmtpSink, type SmtpSink } from './fakes/smtp-sink.js';
 import { startWhatsAppFake, type WhatsAppFake } from './fakes/whatsapp-fake.js';

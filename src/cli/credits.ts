@@ -5,6 +5,7 @@ import { loadConfig } from '../config/config.js';
 import { createDb, type Db } from '../db/database.js';
 import { startEmbeddedPostgres } from '../db/embedded.js';
 import { isUuid } from '../lib/ids.js';
+import * as credits from '../delivery/credits.js';
 
 const USAGE = 'usage: npm run credits -- show <organization id | user email>\n       npm run credits -- grant <organization id | user email> <amount>';
 
@@ -24,13 +25,9 @@ export async function creditsCommand(db: Db, args: string[]): Promise<string> {
   if (!amountText || !Number.isFinite(amount) || Math.round(amount * 100) !== amount * 100) {
     throw new Error('amount must be a number with at most two decimals (negative to take credits back)');
   }
-  const [row] = await db('organizations')
-    .where({ id: org.id })
-    .andWhere('credits', '>=', -amount)
-    .increment('credits', amount)
-    .returning('credits');
-  if (!row) throw new Error(`Cannot take ${-amount} credits: the balance is ${Number(org.credits)}`);
-  return `${org.id} ${org.name}: ${Number(org.credits)} -> ${Number(row.credits)} credits`;
+  const after = await credits.grant(db, org.id, amount);
+  if (after === null) throw new Error(`Cannot take ${-amount} credits: the balance is ${Number(org.credits)}`);
+  return `${org.id} ${org.name}: ${Number(org.credits)} -> ${after} credits`;
 }
 
 const isMain = process.argv[1] && path.resolve(process.argv[1]).endsWith(path.join('cli', 'credits.ts'));

@@ -1,9 +1,11 @@
 /**
- * How a message log stores its recipients (the `recipients` json column). A recipient in its log's
- * default state is stored as its bare address: `pending` while the log is unsettled, `success` once
- * it is settled. Any other recipient is an object with its status and error. The API always shows
- * the full `{ recipient, status, error? }`; large sends and campaigns store a third of the JSON.
- * (The sweepers' SQL reads the same form: `settleAbandoned` in pipeline.ts.)
+ * How a message log stores its recipients (the `recipients` json column), the one home of that rule:
+ * every writer encodes through here and every reader decodes through here, TypeScript and SQL alike.
+ *
+ * A recipient in its log's default state is stored as its bare address: `pending` while the log is
+ * unsettled, `success` once it is settled. Any other recipient is an object with its status and
+ * error. The API always shows the full `{ recipient, status, error? }`; large sends and campaigns
+ * store a third of the JSON.
  */
 export interface LogRecipient {
   recipient: string;
@@ -12,6 +14,19 @@ export interface LogRecipient {
 }
 
 export type StoredRecipient = string | LogRecipient;
+
+/** A log holds at most this many recipients: one log per channel per batch of 100. */
+export const MAX_LOG_RECIPIENTS = 100;
+
+/** An unsettled log's recipients as stored, in JSON text: a recipient with `invalid` set failed before sending. */
+export function pendingRecipientsJson(recipients: readonly { recipient: string; invalid?: string }[]): string {
+  let json = '';
+  for (const r of recipients) {
+    if (json) json += ',';
+    json += r.invalid ? JSON.stringify({ recipient: r.recipient, status: 'failed', error: r.invalid }) : JSON.stringify(r.recipient);
+  }
+  return `[${json}]`;
+}
 
 /** A settled log's recipients as stored, in JSON text. */
 export function settledRecipientsJson(outcomes: readonly LogRecipient[]): string {
@@ -23,3 +38,21 @@ export function expandRecipients(stored: readonly StoredRecipient[], settled: bo
   const bare = settled ? 'success' : 'pending';
   return stored.map((r) => (typeof r === 'string' ? { recipient: r, status: bare } : r));
 }
+
+// The same rules for statements that write recipients in SQL.
+
+/** SQL: a settled log's recipients when every one succeeded, from its addresses (a text[] expression). */
+export const allSucceededSql = (addresses: string) => `array_to_json(${addresses})`;
+
+/**
+ * SQL: an unsettled log's recipients (a json expression) with every pending one failed with the
+ * reason `error` (a text expression); a pending recipient is a bare address, or, in logs written
+ * before that form, a pending object.
+ */
+export const pendingFailedSql = (recipients: string, error: string) => `(
+  SELECT json_agg(CASE WHEN json_typeof(r) = 'string'
+                       THEN json_build_object('recipient', r #>> '{}', 'status', 'failed', 'error', ${error})
+                       WHEN r->>'status' = 'pending'
+                       THEN json_build_object('recipient', r->>'recipient', 'status', 'failed', 'error', ${error})
+                       ELSE r END)
+  FROM json_array_elements(${recipients}) AS r)`;

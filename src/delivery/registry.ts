@@ -1,8 +1,7 @@
 import type { Config } from '../config/config.js';
 import type { Db } from '../db/database.js';
 import { badRequest, notFound } from '../lib/errors.js';
-import { readCredentials } from '../modules/organizations/credentials.js';
-import type { OrganizationRow, StoredCredentials } from '../modules/organizations/dto.js';
+import { readCredentials, type StoredCredentials } from './credentials.js';
 import { createSandboxAdapter } from './channels/sandbox.js';
 import { createSmsGatewayAdapter } from './channels/sms-gateway.js';
 import { createSmtpAdapter } from './channels/smtp.js';
@@ -12,12 +11,15 @@ import { REQUIRED_CREDENTIALS, type Channel, type ChannelAdapter, type DeliveryR
 /** A channel ready to send for one organization: its adapter with the organization's credentials. */
 export type BoundChannel = (message: OutboundMessage, targets: DeliveryTarget[]) => Promise<DeliveryResult[]>;
 
+/** What binding a channel reads of an organization's row. */
+export type SenderRow = { name: string; email_from_name: string | null; credentials: Buffer | null };
+
 export interface Delivery {
   readonly mode: 'sandbox' | 'live';
   /** Binds a channel to the organization's credentials; in live mode, 400 naming the missing ones. */
   channelFor(orgId: string, channel: Channel): Promise<{ send: BoundChannel; fromName: string }>;
   /** `channelFor` with the organization's row already read. */
-  bind(org: OrganizationRow, channel: Channel): { send: BoundChannel; fromName: string };
+  bind(org: SenderRow, channel: Channel): { send: BoundChannel; fromName: string };
   close(): Promise<void>;
 }
 
@@ -39,7 +41,7 @@ export async function createDelivery(config: Config, db: Db): Promise<Delivery> 
           whatsapp: createSandboxAdapter(db, 'whatsapp', config.sandboxLatencyMs),
         }
       : liveAdapters(config);
-  const bind = (org: OrganizationRow, channel: Channel): { send: BoundChannel; fromName: string } => {
+  const bind = (org: SenderRow, channel: Channel): { send: BoundChannel; fromName: string } => {
     const credentials: StoredCredentials = config.deliveryMode === 'live' ? readCredentials(config, org) : {};
     if (config.deliveryMode === 'live') {
       const missing = REQUIRED_CREDENTIALS[channel].filter((field) => !credentials[field]);
@@ -51,7 +53,7 @@ export async function createDelivery(config: Config, db: Db): Promise<Delivery> 
   return {
     mode: config.deliveryMode,
     async channelFor(orgId, channel) {
-      const org = (await db('organizations').where({ id: orgId }).first()) as OrganizationRow | undefined;
+      const org = (await db('organizations').where({ id: orgId }).first('name', 'email_from_name', 'credentials')) as SenderRow | undefined;
       if (!org) throw notFound();
       return bind(org, channel);
     },

@@ -1,4 +1,4 @@
-import type { StoredCredentials } from '../modules/organizations/dto.js';
+import type { StoredCredentials } from './credentials.js';
 
 export type Channel = 'sms' | 'email' | 'whatsapp';
 export const CHANNELS: readonly Channel[] = ['sms', 'email', 'whatsapp'];

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
-import type { Caller, Context, Credentials, Deps } from '../context.js';
+import type { Context, Deps } from '../context.js';
+import type { Caller, Credentials } from '../modules/auth/caller.js';
 import { createLoaders } from '../loaders.js';
 import { authenticate } from '../modules/auth/authenticate.js';
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import pMap from 'p-map';
-import type { StoredCredentials } from '../../modules/organizations/dto.js';
+import type { StoredCredentials } from '../credentials.js';
 import type { ChannelAdapter, DeliveryResult, DeliveryTarget, OutboundMessage } from '../types.js';
 
 export interface SmtpAdapterOptions {

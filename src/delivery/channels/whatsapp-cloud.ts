@@ -1,5 +1,5 @@
 import pMap from 'p-map';
-import type { StoredCredentials } from '../../modules/organizations/dto.js';
+import type { StoredCredentials } from '../credentials.js';
 import { createProviderPool, HttpTransportError, postJson, type HttpResponse } from '../http-client.js';
 import type { ChannelAdapter, DeliveryResult, DeliveryTarget, OutboundMessage } from '../types.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Role } from '../../context.js';
+import type { Role } from '../auth/caller.js';
 import { nowMs } from '../../db/database.js';
 import { paginate, type PageRequest } from '../../db/pagination.js';
 import { tenant } from '../../db/tenant.js';

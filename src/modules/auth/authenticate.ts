@@ -1,10 +1,11 @@
-import type pg from 'pg';
-import type { Caller, Credentials, Deps, Role } from '../../context.js';
 import type { Db } from '../../db/database.js';
-import { runStatement, type Statement } from '../../db/statements.js';
+import { run, statement } from '../../db/statements.js';
 import { badRequest, unauthorized } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import { hashApiKey, isWellFormedApiKey } from '../api-keys/format.js';
+import type { KeyUsage } from '../api-keys/usage.js';
+import type { CallerCache } from './caller-cache.js';
+import type { Caller, Credentials, Role } from './caller.js';
 import type { TokenService } from './tokens.js';
 
 const BEARER = /^Bearer ([^\s]+)$/i;
@@ -12,14 +13,14 @@ const BEARER = /^Bearer ([^\s]+)$/i;
 // The rows authentication reads (through the caller cache). Fixed statements, prepared once per pooled connection by name: built
 // through knex's query builder, the lookup cost about twice the Node CPU of the round trip itself
 // (bench/auth.ts). Only the columns the checks need; a revoked key is filtered out by the statement.
-const USER_BY_ID: Statement = {
-  name: 'herald_auth_user',
-  text: 'SELECT organization_id, role, is_active, tokens_valid_after FROM users WHERE id = $1',
-};
-const ACTIVE_KEY_BY_HASH: Statement = {
-  name: 'herald_auth_api_key',
-  text: 'SELECT id, organization_id, role, created_by FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
-};
+const userById = statement<{ id: string }, UserRow>(
+  'herald_auth_user',
+  'SELECT organization_id, role, is_active, tokens_valid_after FROM users WHERE id = :id',
+);
+const activeKeyByHash = statement<{ hash: Buffer }, KeyRow>(
+  'herald_auth_api_key',
+  'SELECT id, organization_id, role, created_by FROM api_keys WHERE key_hash = :hash AND revoked_at IS NULL',
+);
 
 export interface UserRow {
   organization_id: string;
@@ -35,16 +36,19 @@ export interface KeyRow {
   created_by: string | null;
 }
 
-/** The first row of a named statement run on one of knex's pooled connections. */
-const lookup = async <Row extends pg.QueryResultRow>(db: Db, statement: Statement, value: unknown): Promise<Row | undefined> =>
-  (await runStatement<Row>(db, statement, [value]))[0];
+/** What authentication needs of the process: the database and the caller cache over it. */
+export interface AuthDeps {
+  db: Db;
+  callers: CallerCache<UserRow, KeyRow>;
+  keyUsage: KeyUsage;
+}
 
 /**
  * Turns the request's credential into a caller. The user or key row is read through the caller cache
  * (`deps.callers`): reused for a moment at most and dropped the moment it changes anywhere, so that
  * deactivation, deletion, role changes, password changes and revocation apply at once.
  */
-export async function authenticate(deps: Deps, tokens: TokenService, creds: Credentials): Promise<Caller | null> {
+export async function authenticate(deps: AuthDeps, tokens: TokenService, creds: Credentials): Promise<Caller | null> {
   const given = [creds.authorization, creds.headerKey, creds.queryKey].filter((c) => c !== undefined);
   if (given.length === 0) return null;
   const twoKeysInOneHeader = creds.headerKey?.includes(',');
@@ -53,12 +57,12 @@ export async function authenticate(deps: Deps, tokens: TokenService, creds: Cred
   return fromApiKey(deps, (creds.headerKey ?? creds.queryKey) as string);
 }
 
-async function fromToken(deps: Deps, tokens: TokenService, header: string): Promise<Caller> {
+async function fromToken(deps: AuthDeps, tokens: TokenService, header: string): Promise<Caller> {
   const match = BEARER.exec(header);
   if (!match) throw unauthorized('Invalid token');
   const claims = tokens.verify(match[1]!);
   if (!isUuid(claims.userId) || !isUuid(claims.orgId)) throw unauthorized('Invalid token');
-  const user = await deps.callers.user(claims.userId, () => lookup<UserRow>(deps.db, USER_BY_ID, claims.userId));
+  const user = await deps.callers.user(claims.userId, () => run(deps.db, userById, { id: claims.userId }).then((rows) => rows[0]));
   const valid =
     user &&
     user.organization_id === claims.orgId &&
@@ -70,10 +74,10 @@ async function fromToken(deps: Deps, tokens: TokenService, header: string): Prom
   return { orgId: claims.orgId, role: user.role, via: 'jwt', userId: claims.userId, apiKeyId: null };
 }
 
-async function fromApiKey(deps: Deps, value: string): Promise<Caller> {
+async function fromApiKey(deps: AuthDeps, value: string): Promise<Caller> {
   if (!isWellFormedApiKey(value)) throw unauthorized('Invalid API key');
   const hash = hashApiKey(value);
-  const key = await deps.callers.key(hash.toString('hex'), () => lookup<KeyRow>(deps.db, ACTIVE_KEY_BY_HASH, hash), (row) => row.id);
+  const key = await deps.callers.key(hash.toString('hex'), () => run(deps.db, activeKeyByHash, { hash }).then((rows) => rows[0]), (row) => row.id);
   if (!key) throw unauthorized('Invalid API key');
   deps.keyUsage.touch(key.id);
   return { orgId: key.organization_id, role: key.role, via: 'apiKey', userId: key.created_by, apiKeyId: key.id };

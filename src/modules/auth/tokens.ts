@@ -1,6 +1,6 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import type { Role } from '../../context.js';
+import type { Role } from './caller.js';
 import { unauthorized } from '../../lib/errors.js';
 
 export interface TokenClaims {

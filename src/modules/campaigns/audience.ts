@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
+import { MAX_LOG_RECIPIENTS } from '../../delivery/log-recipients.js';
 import type { Channel } from '../../delivery/types.js';
 import type { CampaignRow } from './dto.js';
 
-export const BATCH_SIZE = 100;
 
 /** Where a contact's address for each channel is; the phone and lower(email) indexes serve these in order. */
 const ADDRESS: Record<Channel, { expr: string; present: string }> = {
@@ -58,7 +58,7 @@ export async function materialiseAudience(trx: Knex.Transaction, campaign: Campa
     // channel and unit as well, was a fifth of the statement.
     return `
       SELECT ?::text AS channel, ?::numeric AS unit, b, array_agg(address) AS addresses, count(*) AS n
-      FROM (SELECT address, (row_number() OVER () - 1) / ${BATCH_SIZE} AS b FROM (${parts.join(' UNION ALL ')}) distinct_addresses) numbered
+      FROM (SELECT address, (row_number() OVER () - 1) / ${MAX_LOG_RECIPIENTS} AS b FROM (${parts.join(' UNION ALL ')}) distinct_addresses) numbered
       GROUP BY b`;
   });
   // The audience is deduplicated in memory rather than spilled to disk.

@@ -5,9 +5,9 @@ import { idempotent } from '../../db/idempotency.js';
 import { paginate, type PageRequest } from '../../db/pagination.js';
 import { tenant } from '../../db/tenant.js';
 import { unitCost } from '../../delivery/cost.js';
-import { round2 } from '../../delivery/pipeline.js';
+import * as credits from '../../delivery/credits.js';
 import type { Channel } from '../../delivery/types.js';
-import { badRequest, conflict, paymentRequired, validationFailed } from '../../lib/errors.js';
+import { badRequest, conflict, validationFailed } from '../../lib/errors.js';
 import { toE164 } from '../../lib/phone.js';
 import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
@@ -229,14 +229,8 @@ export async function start(deps: StartDeps, campaign: CampaignRow, opts: { chec
     const { counts, cost } = await materialiseAudience(trx, locked as CampaignRow, units);
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
     if (!total && opts.checkCredits) throw badRequest('The campaign has no eligible recipients');
-    const reserved =
-      cost <= 0 ||
-      (await trx('organizations').where({ id: campaign.organization_id }).andWhere('credits', '>=', cost).decrement('credits', cost).returning('id')).length > 0;
-    if (!reserved) {
-      if (opts.checkCredits) {
-        const org = await trx('organizations').where({ id: campaign.organization_id }).first('credits');
-        throw paymentRequired(`Insufficient credits: this campaign needs ${cost} credits and the balance is ${Number(org.credits)}`);
-      }
+    if (!(await credits.reserve(trx, campaign.organization_id, cost))) {
+      if (opts.checkCredits) throw await credits.shortfall(trx, campaign.organization_id, cost, 'campaign');
       await t.scoped('campaign_batches').where('campaign_batches.campaign_id', campaign.id).update({ reserved: 0 });
     }
     await t.scoped('campaigns').where('campaigns.id', campaign.id).update({ total_recipients: total });
@@ -250,8 +244,7 @@ async function rollbackStart(ctx: AuthedContext, campaign: CampaignRow) {
   await ctx.db.transaction(async (trx) => {
     const t = tenant(trx, campaign.organization_id);
     const batches = (await t.scoped('campaign_batches').where('campaign_batches.campaign_id', campaign.id).delete().returning('reserved')) as { reserved: string }[];
-    const held = round2(batches.reduce((sum, b) => sum + Number(b.reserved), 0));
-    if (held > 0) await trx('organizations').where({ id: campaign.organization_id }).increment('credits', held);
+    await credits.release(trx, campaign.organization_id, batches.reduce((sum, b) => sum + Number(b.reserved), 0));
     await t.scoped('campaigns').where('campaigns.id', campaign.id).update({ status: 'draft', started_at: null, total_recipients: 0 });
   });
 }
@@ -291,8 +284,7 @@ export const cancel = operation({
           .whereIn(['campaign_batches.channel', 'campaign_batches.batch_no'], unsent.map((b) => [b.channel, b.batch_no]))
           .update({ status: 'canceled', reserved: 0 });
         // The unsent batches are never charged: what they held goes back.
-        const held = round2(unsent.reduce((sum, b) => sum + Number(b.reserved), 0));
-        if (held > 0) await trx('organizations').where({ id: ctx.caller.orgId }).increment('credits', held);
+        await credits.release(trx, ctx.caller.orgId, unsent.reduce((sum, b) => sum + Number(b.reserved), 0));
       }
       return updated as CampaignRow;
     });

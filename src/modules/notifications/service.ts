@@ -60,6 +60,7 @@ const invalidReason = (channel: Channel) => (channel === 'email' ? 'Invalid emai
 
 async function run(ctx: AuthedContext, channel: Channel, input: { message: string; subject?: string; attachments?: z.output<typeof attachment>[] }, recipients: RecipientInput[]) {
   const channelReady = await ctx.delivery.channelFor(ctx.caller.orgId, channel);
+  await ctx.quotas.sendMessages(ctx.caller.orgId, recipients.filter((r) => !r.invalid).length);
   return deliver(ctx, {
     orgId: ctx.caller.orgId,
     fromName: channelReady.fromName,

@@ -1,12 +1,7 @@
 import type { Config } from '../../config/config.js';
-import { decryptJson, encryptJson, mask } from '../../lib/crypto.js';
-import type { CredentialsDto, OrganizationRow, StoredCredentials } from './dto.js';
-
-export function readCredentials(config: Config, row: Pick<OrganizationRow, 'credentials'>): StoredCredentials {
-  return row.credentials ? decryptJson<StoredCredentials>(config.credentialsKey, row.credentials) : {};
-}
-
-export const sealCredentials = (config: Config, creds: StoredCredentials): Buffer => encryptJson(config.credentialsKey, creds);
+import type { StoredCredentials } from '../../delivery/credentials.js';
+import { mask } from '../../lib/crypto.js';
+import type { CredentialsDto } from './dto.js';
 
 /** The fields the interface returns: secrets masked, the WhatsApp token never shown. */
 export function showCredentials(config: Config, creds: StoredCredentials): CredentialsDto {

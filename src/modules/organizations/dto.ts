@@ -1,3 +1,5 @@
+import type { StoredCredentials } from '../../delivery/credentials.js';
+
 export interface OrganizationRow {
   id: string;
   name: string;
@@ -8,20 +10,6 @@ export interface OrganizationRow {
   credentials: Buffer | null;
   created_at: Date;
   updated_at: Date;
-}
-
-/** What an organization keeps for its channels, decrypted. */
-export interface StoredCredentials {
-  sms_apiKey?: string;
-  sms_partnerID?: string;
-  sms_shortCode?: string;
-  email_host?: string;
-  email_port?: string;
-  email_user?: string;
-  email_pass?: string;
-  email_from?: string;
-  whatsapp_access_token?: string;
-  whatsapp_phone_number_id?: string;
 }
 
 export const CREDENTIAL_FIELDS = [

@@ -4,7 +4,8 @@ import { nowMs } from '../../db/database.js';
 import { badRequest, notFound } from '../../lib/errors.js';
 import { isPrivateHost } from '../../lib/hosts.js';
 import { operation } from '../../operation.js';
-import { readCredentials, sealCredentials, showCredentials } from './credentials.js';
+import { readCredentials, sealCredentials } from '../../delivery/credentials.js';
+import { showCredentials } from './credentials.js';
 import { toSummary, type OrganizationDto, type OrganizationRow } from './dto.js';
 
 function toOrganizationDto(config: Config, row: OrganizationRow): OrganizationDto {

@@ -1,4 +1,4 @@
-import type { Role } from '../../context.js';
+import type { Role } from '../auth/caller.js';
 
 export interface UserRow {
   id: string;

@@ -1,0 +1,152 @@
+import { statement } from '../../db/statements.js';
+import { allSucceededSql } from '../log-recipients.js';
+
+/**
+ * The statements of campaign batches (`campaign_batches`: one row per channel and batch of at most
+ * 100 addresses, each sent and settled once into the log whose id derives from it). Credits move in
+ * `../credits.ts`, in the same transaction as these.
+ */
+
+interface ChunkKey {
+  orgId: string;
+  campaignId: string;
+  channel: string;
+  /** The chunk's first and last batch numbers. */
+  first: number;
+  last: number;
+}
+
+/**
+ * Locks a chunk's claimable batches of an active campaign (`pending`, or `sending` under a lease
+ * that ran out: its worker died) and answers what each needs reserved beyond what it holds. Rows
+ * another worker is claiming are skipped, so of two workers only one gets a batch.
+ */
+export const lockClaimableBatches = statement<ChunkKey & { leaseSeconds: number; unitCost: number }, { batch_no: number; extra: number }>(
+  'herald_batches_lock_claimable',
+  `SELECT b.batch_no, greatest(round(:unitCost::numeric * b.recipient_count, 2) - b.reserved, 0) AS extra
+   FROM campaign_batches b
+   WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel AND b.batch_no BETWEEN :first AND :last
+     AND (b.status = 'pending' OR (b.status = 'sending' AND b.claimed_at < now() - make_interval(secs => :leaseSeconds)))
+     AND EXISTS (SELECT 1 FROM campaigns c WHERE c.organization_id = :orgId AND c.id = :campaignId AND c.status = 'active')
+   ORDER BY b.batch_no
+   FOR UPDATE OF b SKIP LOCKED`,
+);
+
+/** Marks locked batches as being sent by this worker, holding what they cost; answers their addresses (JSON text). */
+export const claimBatches = statement<Omit<ChunkKey, 'first' | 'last'> & { batchNos: number[]; unitCost: number }, { batch_no: number; addresses: string }>(
+  'herald_batches_claim',
+  `UPDATE campaign_batches b
+   SET status = 'sending', claimed_at = now(), attempts = b.attempts + 1,
+       reserved = greatest(b.reserved, round(:unitCost::numeric * b.recipient_count, 2))
+   WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel AND b.batch_no = ANY(:batchNos::int[])
+   -- Addresses as JSON text: parsed natively, much faster than an array literal.
+   RETURNING b.batch_no, array_to_json(b.addresses)::text AS addresses`,
+);
+
+/** Extends the lease of batches this worker is still sending. */
+export const renewBatchLease = statement<Omit<ChunkKey, 'first' | 'last'> & { batchNos: number[] }>(
+  'herald_batches_renew_lease',
+  `UPDATE campaign_batches SET claimed_at = now()
+   WHERE organization_id = :orgId AND campaign_id = :campaignId AND channel = :channel AND status = 'sending' AND batch_no = ANY(:batchNos::int[])`,
+);
+
+/**
+ * Settles claimed batches still `sending` (one settled meanwhile, by a worker that took it over or by
+ * the sweeper, is left alone, and so are its log and counters), writes their logs and counts the
+ * campaign, completing it when every recipient is settled; answers what the settled batches held and
+ * did not spend. Row locks are taken batches, then the campaign row, so the campaign row is held only
+ * until the commit (`cancel`, which locks the campaign row first, skips batches locked here).
+ */
+export const settleBatches = statement<
+  Omit<ChunkKey, 'first' | 'last'> & {
+    senderUserId: string | null;
+    preview: string;
+    length: number;
+    unitCost: number;
+    /** `jsonRows` of `{ batch_no, log_id, recipients (JSON text; null: every recipient succeeded), sent, failed, cost, network }`. */
+    batches: string;
+  },
+  { refund: number }
+>(
+  'herald_batches_settle',
+  `WITH v AS (SELECT * FROM json_to_recordset(:batches::json)
+                AS t(batch_no int, log_id uuid, recipients json, sent int, failed int, cost numeric, network text)),
+        settled AS (
+          UPDATE campaign_batches b SET status = 'settled', sent = v.sent, failed = v.failed, settled_at = now()
+          FROM v
+          WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel
+            AND b.batch_no = v.batch_no AND b.status = 'sending'
+          RETURNING v.log_id, v.sent, v.failed, v.cost, v.network, b.reserved - v.cost AS refund,
+                    coalesce(v.recipients, ${allSucceededSql('b.addresses')}) AS recipients),
+        logged AS (
+          INSERT INTO message_logs AS m (organization_id, id, channel, sender_user_id, campaign_id, network, recipients, pending_count,
+                                         success_count, failed_count, message_preview, message_length, unit_cost, reserved, cost, settled_at)
+          SELECT :orgId, s.log_id, :channel, :senderUserId::uuid, :campaignId, s.network, s.recipients, 0, s.sent, s.failed, :preview,
+                 :length::int, :unitCost::numeric, s.cost, s.cost, now()
+          FROM settled s
+          -- A log claimed before batches were kept per batch row is settled in place.
+          ON CONFLICT (organization_id, id) DO UPDATE
+            SET network = EXCLUDED.network, recipients = EXCLUDED.recipients, pending_count = 0, success_count = EXCLUDED.success_count,
+                failed_count = EXCLUDED.failed_count, reserved = EXCLUDED.reserved, cost = EXCLUDED.cost, settled_at = EXCLUDED.settled_at,
+                updated_at = date_trunc('milliseconds', now())
+            WHERE m.settled_at IS NULL
+          RETURNING m.id),
+        n AS (SELECT coalesce(sum(sent), 0) AS sent, coalesce(sum(failed), 0) AS failed, coalesce(sum(refund), 0) AS refund FROM settled),
+        counted AS (
+          UPDATE campaigns c SET sent = c.sent + n.sent, failed = c.failed + n.failed,
+                 status = CASE WHEN c.status = 'active' AND c.sent + n.sent + c.failed + n.failed >= c.total_recipients THEN 'completed' ELSE c.status END,
+                 completed_at = CASE WHEN c.status = 'active' AND c.sent + n.sent + c.failed + n.failed >= c.total_recipients THEN now() ELSE c.completed_at END,
+                 updated_at = date_trunc('milliseconds', now())
+          FROM n WHERE c.organization_id = :orgId AND c.id = :campaignId AND n.sent + n.failed > 0
+          RETURNING c.id)
+   SELECT n.refund FROM n`,
+);
+
+/** A campaign's batches per channel: how many in all (the chunk size follows), and those still to send. */
+export const batchesPerChannel = statement<{ orgId: string; campaignId: string }, { channel: string; batches: number; open: number[] | null }>(
+  'herald_batches_per_channel',
+  `SELECT channel, count(*)::int AS batches,
+          array_agg(batch_no ORDER BY batch_no) FILTER (WHERE status IN ('pending', 'sending')) AS open
+   FROM campaign_batches WHERE organization_id = :orgId AND campaign_id = :campaignId
+   GROUP BY channel ORDER BY channel`,
+);
+
+/**
+ * Per channel of each active campaign: its batch count (the chunk size follows from it) and the
+ * batches still unsettled a lease after they were made (never claimed: their job was lost) or
+ * claimed (by a worker that died), across organizations. Per active campaign: status is not
+ * indexed, so never a scan of every campaign's batches.
+ */
+export const stalledBatches = statement<
+  { leaseSeconds: number; limit: number },
+  { organization_id: string; campaign_id: string; channel: string; batches: number; stalled: number[] }
+>(
+  'herald_batches_stalled',
+  `SELECT c.organization_id, c.id AS campaign_id, s.channel, s.batches, s.stalled
+   FROM campaigns c
+   CROSS JOIN LATERAL (
+     SELECT channel, count(*)::int AS batches,
+            array_agg(batch_no ORDER BY batch_no) FILTER (
+              WHERE (status = 'pending' AND created_at < now() - make_interval(secs => :leaseSeconds))
+                 OR (status = 'sending' AND claimed_at < now() - make_interval(secs => :leaseSeconds))) AS stalled
+     FROM campaign_batches WHERE organization_id = c.organization_id AND campaign_id = c.id
+     GROUP BY channel) s
+   WHERE c.status = 'active' AND s.stalled IS NOT NULL
+   LIMIT :limit`,
+);
+
+/**
+ * Batches of canceled campaigns that a worker was sending when it died: nobody takes them over (the
+ * campaign is no longer active), so once their lease has run out the sweeper settles them as failed.
+ */
+export const interruptedBatches = statement<
+  { leaseSeconds: number; limit: number },
+  { organization_id: string; campaign_id: string; channel: string; batch_no: number; addresses: string[]; messages: unknown; created_by: string | null }
+>(
+  'herald_batches_interrupted',
+  `SELECT b.organization_id, b.campaign_id, b.channel, b.batch_no, b.addresses, c.messages, c.created_by
+   FROM campaigns c
+   JOIN campaign_batches b ON b.organization_id = c.organization_id AND b.campaign_id = c.id
+   WHERE c.status = 'canceled' AND b.status = 'sending' AND b.claimed_at < now() - make_interval(secs => :leaseSeconds)
+   LIMIT :limit`,
+);

@@ -1,0 +1,69 @@
+import { statement } from '../../db/statements.js';
+import { pendingFailedSql } from '../log-recipients.js';
+
+/**
+ * The statements of ad hoc sends' message logs. Credits move in `../credits.ts`, in the same
+ * transaction as these.
+ */
+
+/** One send's logs, written pending (recipients in their stored form, see `../log-recipients.ts`). */
+export const insertPendingLogs = statement<{
+  orgId: string;
+  channel: string;
+  senderUserId: string | null;
+  senderApiKeyId: string | null;
+  campaignId: string | null;
+  preview: string;
+  length: number;
+  unitCost: number;
+  /** `jsonRows` of `{ id, recipients (JSON text), pending_count, failed_count, reserved }`. */
+  logs: string;
+}>(
+  'herald_logs_insert_pending',
+  `INSERT INTO message_logs (organization_id, id, channel, sender_user_id, sender_api_key_id, campaign_id, recipients,
+                             pending_count, failed_count, message_preview, message_length, unit_cost, reserved)
+   SELECT :orgId, l.id, :channel, :senderUserId::uuid, :senderApiKeyId::uuid, :campaignId::uuid, l.recipients, l.pending_count,
+          l.failed_count, :preview, :length::int, :unitCost::numeric, l.reserved
+   FROM json_to_recordset(:logs::json) AS l(id uuid, recipients json, pending_count int, failed_count int, reserved numeric)`,
+);
+
+/**
+ * Writes the results of a send's logs that are still unsettled (one the sweeper settled as abandoned
+ * keeps that outcome and its refund) and answers, per log settled here, what its reservation did not spend.
+ */
+export const settleLogs = statement<
+  {
+    orgId: string;
+    /** `jsonRows` of `{ id, recipients (JSON text), success_count, failed_count, cost, network }`. */
+    logs: string;
+  },
+  { refund: number }
+>(
+  'herald_logs_settle',
+  `UPDATE message_logs m
+   SET recipients = i.recipients, pending_count = 0, success_count = i.success_count, failed_count = i.failed_count,
+       cost = i.cost, network = i.network, settled_at = now(), updated_at = date_trunc('milliseconds', now())
+   FROM json_to_recordset(:logs::json) AS i(id uuid, recipients json, success_count int, failed_count int, cost numeric, network text)
+   WHERE m.organization_id = :orgId AND m.id = i.id AND m.settled_at IS NULL
+   RETURNING m.reserved - i.cost AS refund`,
+);
+
+/**
+ * Ad hoc logs left unsettled longer than `olderThanSeconds` (their process died between reserving
+ * and settling), across organizations: pending recipients fail with `error`, never charged; answers
+ * each log's organization and the reservation it no longer holds.
+ */
+export const settleAbandonedLogs = statement<{ olderThanSeconds: number; error: string; limit: number }, { organization_id: string; refund: number }>(
+  'herald_logs_settle_abandoned',
+  `WITH stale AS (
+     SELECT organization_id, id, reserved, cost FROM message_logs
+     WHERE settled_at IS NULL AND campaign_id IS NULL AND created_at < now() - make_interval(secs => :olderThanSeconds)
+     LIMIT :limit
+     FOR UPDATE SKIP LOCKED)
+   UPDATE message_logs m
+   SET recipients = ${pendingFailedSql('m.recipients', ':error::text')},
+       failed_count = m.failed_count + m.pending_count, pending_count = 0, reserved = m.cost,
+       settled_at = now(), updated_at = date_trunc('milliseconds', now())
+   FROM stale WHERE m.organization_id = stale.organization_id AND m.id = stale.id
+   RETURNING m.organization_id, stale.reserved - stale.cost AS refund`,
+);

@@ -1,0 +1,57 @@
+import type { TaskList } from 'graphile-worker';
+import type { Deps } from '../../context.js';
+import { tenant } from '../../db/tenant.js';
+import { processChunk, settleInterruptedBatches, stalledChunks } from './batches.js';
+import type { ChunkRef } from './chunks.js';
+import type { CampaignRow } from './dto.js';
+import { CHUNK_TASK, START_TASK, chunkJob, startJob } from './jobs.js';
+import { enqueueChunks, start } from './service.js';
+
+/** Chunks queued before a chunk's size was part of its payload were of 10 batches. */
+const LEGACY_CHUNK_SIZE = 10;
+
+/** The campaigns module's queue tasks. Each is safe to run twice: the database decides who sends. */
+export function campaignTasks(deps: Deps): TaskList {
+  return {
+    [START_TASK]: async (payload) => {
+      const { orgId, campaignId } = payload as { orgId: string; campaignId: string };
+      const campaign = (await tenant(deps.db, orgId).scoped('campaigns').where('campaigns.id', campaignId).first()) as CampaignRow | undefined;
+      if (!campaign || campaign.status !== 'scheduled') return;
+      if (campaign.schedule_date && campaign.schedule_date.getTime() > Date.now() + 1000) {
+        await deps.queue.add(startJob(campaign));
+        return;
+      }
+      const { total } = await start(deps, campaign, { checkCredits: false });
+      if (total) await enqueueChunks(deps, orgId, campaignId);
+    },
+    [CHUNK_TASK]: async (payload) => {
+      const ref = payload as Omit<ChunkRef, 'size'> & { size?: number };
+      await processChunk(deps, { ...ref, size: ref.size ?? LEGACY_CHUNK_SIZE });
+    },
+  };
+}
+
+/**
+ * The campaigns module's part of the periodic sweep: chunks whose lease ran out (their worker died,
+ * or their job was lost) are queued again; scheduled starts whose job is stuck (held by a process
+ * that died, or by a worker pool that failed while Postgres was away: graphile-worker frees such
+ * locks only after hours) are queued again (the start itself only ever moves a campaign out of
+ * `scheduled` once); batches of canceled campaigns a dead worker left mid-send are settled.
+ */
+export async function sweepCampaigns(deps: Deps): Promise<void> {
+  const stalled = await stalledChunks(deps.db, deps.config.campaignLeaseSeconds);
+  if (stalled.length) {
+    deps.log.warn({ chunks: stalled.length }, 'requeueing stalled campaign chunks');
+    await deps.queue.addMany(stalled.map(chunkJob));
+  }
+  const overdue = (await deps.db('campaigns')
+    .where({ status: 'scheduled' })
+    .andWhere('schedule_date', '<', deps.db.raw('now() - make_interval(secs => ?)', [deps.config.campaignLeaseSeconds]))
+    .limit(1000)) as CampaignRow[];
+  if (overdue.length) {
+    deps.log.warn({ campaigns: overdue.length }, 'requeueing overdue scheduled campaigns');
+    await deps.queue.addMany(overdue.map((c) => ({ ...startJob(c), runAt: new Date() })));
+  }
+  const interrupted = await settleInterruptedBatches(deps);
+  if (interrupted) deps.log.warn({ batches: interrupted }, 'settled batches of canceled campaigns abandoned by a dead worker');
+}

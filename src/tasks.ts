@@ -1,0 +1,14 @@
+import type { TaskList } from 'graphile-worker';
+import type { Deps } from './context.js';
+import { sweeper } from './jobs/sweeper.js';
+import { campaignTasks, sweepCampaigns } from './modules/campaigns/tasks.js';
+import { sweepSends } from './modules/notifications/tasks.js';
+
+/**
+ * Every task a worker process runs: the modules' own, and the periodic sweep made of their parts;
+ * `onStart` schedules the sweep whenever the workers (re)start.
+ */
+export function workerTasks(deps: Deps): { tasks: TaskList; onStart: () => Promise<void> } {
+  const sweep = sweeper(deps, [sweepCampaigns, sweepSends]);
+  return { tasks: { ...campaignTasks(deps), ...sweep.tasks }, onStart: sweep.schedule };
+}
