@@ -1,6 +1,5 @@
 import type { Resolvers } from '../../graphql/generated/resolvers-types.js';
 import { compact, connection, pageArgs } from '../../graphql/glue.js';
-import * as organizations from '../organizations/service.js';
 import * as users from './service.js';
 
 export const resolvers: Resolvers = {
@@ -23,13 +22,5 @@ export const resolvers: Resolvers = {
   },
   User: {
     organization: async (user, _, ctx) => (await ctx.loaders.organizationById.load(user.organization))!,
-  },
-  Organization: {
-    // A summary from the loader lacks these; they come from the same operation as `organization`.
-    credentials: async (org, _, ctx) => org.credentials ?? (await organizations.current(ctx, undefined, {})).credentials,
-    emailFromName: async (org, _, ctx) =>
-      org.emailFromName !== undefined ? org.emailFromName : (await organizations.current(ctx, undefined, {})).emailFromName,
-    createdAt: async (org, _, ctx) => org.createdAt ?? (await organizations.current(ctx, undefined, {})).createdAt,
-    updatedAt: async (org, _, ctx) => org.updatedAt ?? (await organizations.current(ctx, undefined, {})).updatedAt,
   },
 };
