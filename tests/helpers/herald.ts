@@ -158,7 +158,7 @@ export async function isolatedDatabase(label: string): Promise<{ url: string; dr
   await run(`CREATE DATABASE "${name}"`);
   const url = new URL(base);
   url.pathname = `/${name}`;
-  execFileSync(process.execPath, ['--import', 'tsx', 'src/db/migrate-cli.ts'], {
+  execFileSync(process.execPath, ['--import', 'tsx', 'src/cli/migrate.ts'], {
     env: { ...process.env, DATABASE_URL: url.toString(), NODE_OPTIONS: '', DATA_DIR: mkdtempSync(path.join(tmpdir(), 'herald-test-data-')) },
     stdio: 'pipe',
   });

@@ -29,7 +29,7 @@ export default async function globalSetup() {
   url.pathname = `/${name}`;
   process.env.HERALD_TEST_DATABASE_URL = url.toString();
   globalThis.__heraldTestDb = { adminUrl, name };
-  execFileSync(process.execPath, ['--import', 'tsx', 'src/db/migrate-cli.ts'], {
+  execFileSync(process.execPath, ['--import', 'tsx', 'src/cli/migrate.ts'], {
     env: {
       ...process.env,
       DATABASE_URL: url.toString(),

@@ -1,7 +1,7 @@
 import { loadConfig } from '../config/config.js';
-import { createDb } from './database.js';
-import { startEmbeddedPostgres } from './embedded.js';
-import { migrateLatest, migrateRollback } from './migrate.js';
+import { createDb } from '../db/database.js';
+import { startEmbeddedPostgres } from '../db/embedded.js';
+import { migrateLatest, migrateRollback } from '../db/migrate.js';
 import path from 'node:path';
 import { pino } from 'pino';
 import { migrateQueue } from '../jobs/queue.js';
