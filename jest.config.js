@@ -1,5 +1,12 @@
-/** @type {import('jest').Config} */
-export default {
+/**
+ * Two tiers, each its own jest project: `unit` (pure code, tests beside it under src/, no database)
+ * and `integration` (tests/: real Postgres, Herald over HTTP, worker processes, a real browser).
+ * `npm run test:unit` runs the first alone; `npm test` runs both. The fault suite has its own
+ * config (jest.faults.config.js).
+ */
+
+/** What every tier shares: ESM TypeScript through @swc/jest. */
+export const shared = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   transform: {
@@ -14,10 +21,21 @@ export default {
     // every file; the CommonJS build is the same library.
     '^libphonenumber-js$': '<rootDir>/node_modules/libphonenumber-js/index.cjs',
   },
+};
+
+/** The integration tier: a fresh database per run (embedded, or on DATABASE_URL's server). */
+export const integration = {
+  ...shared,
+  displayName: 'integration',
   globalSetup: '<rootDir>/tests/setup/global-setup.mjs',
   globalTeardown: '<rootDir>/tests/setup/global-teardown.mjs',
-  testMatch: ['<rootDir>/tests/**/*.test.ts', '<rootDir>/src/**/*.test.ts'],
+  testMatch: ['<rootDir>/tests/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/tests/faults/'],
+};
+
+/** @type {import('jest').Config} */
+export default {
+  projects: [{ ...shared, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.test.ts'] }, integration],
   testTimeout: 60_000,
   maxWorkers: 2,
 };
