@@ -5,7 +5,7 @@
  */
 const TOP = '^src/(http|graphql)/';
 const MODULES = '^src/modules/';
-const ROOTS = '^src/(server|worker|main|tasks|context|operation|loaders)\\.ts$';
+const ROOTS = '^src/(server|worker|main|entry|tasks|context|operation|loaders)\\.ts$';
 
 module.exports = {
   forbidden: [

@@ -1,0 +1,50 @@
+import { inspect } from 'node:util';
+import type { Logger } from 'pino';
+import { ConfigError, loadConfig, type Config } from './config/config.js';
+
+// What the two entry points (`npm start`: src/main.ts, `npm run worker`: src/worker.ts) share.
+
+/** The configuration, or exit 1 naming every bad variable. */
+export function configOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
+
+/** On SIGINT or SIGTERM: `stop`, then exit 0 (1 when stopping failed). */
+export function stopOnSignals(log: Logger, what: string, stop: () => Promise<void>): void {
+  const shutdown = (signal: string) => {
+    log.info({ signal }, `${what} shutting down`);
+    stop().then(
+      () => process.exit(0),
+      (err) => {
+        log.error({ err }, `${what} shutdown failed`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+/** Anything thrown, as a line an operator can act on: libraries reject with bare values too. */
+export function describeFailure(err: unknown): string {
+  if (err instanceof Error) return err.message || inspect(err);
+  if (typeof err === 'string' && err) return err;
+  if (err === undefined || err === null || err === '') return 'a failure that carried no reason';
+  return inspect(err, { depth: 3 });
+}
+
+/** Runs an entry point's start; a failure is printed readably and ends the process with 1. */
+export function runEntry(what: string, start: () => Promise<void>): void {
+  start().catch((err: unknown) => {
+    console.error(`${what} failed to start: ${describeFailure(err)}`);
+    process.exit(1);
+  });
+}
