@@ -4,20 +4,6 @@ import { tenant } from '../../db/tenant.js';
 import { normaliseAddress } from '../../lib/addresses.js';
 import { operation } from '../../operation.js';
 
-interface OutboxRow {
-  id: string;
-  send_id: string;
-  position: number;
-  channel: string;
-  recipient: string;
-  subject: string | null;
-  body: string;
-  attachments: { filename: string; contentType: string; size: number }[];
-  status: 'success' | 'failed';
-  error: string | null;
-  created_at: Date;
-}
-
 export interface OutboxMessageDto {
   _id: string;
   channel: string;
@@ -29,6 +15,9 @@ export interface OutboxMessageDto {
   error: string | null;
   createdAt: string;
 }
+
+/** A row of the `sandbox_outbox` view: the message's fields as the API shows them, and where it sits in its call. */
+type OutboxRow = Omit<OutboxMessageDto, '_id' | 'createdAt'> & { id: string; send_id: string; position: number; created_at: Date };
 
 const toDto = (row: OutboxRow): OutboxMessageDto => ({
   _id: row.id,
