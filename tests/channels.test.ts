@@ -25,6 +25,22 @@ const elapsed = async <T>(work: Promise<T>): Promise<[T, number]> => {
   return [value, Date.now() - start];
 };
 
+/**
+ * The hooks around a describe's tests of an adapter on a fake provider (both made in its beforeAll):
+ * every test starts with the fake back to success and no calls recorded; after the last, the adapter
+ * closes, then the fake stops.
+ */
+function fakeProviderHooks(fake: () => SmsGatewayFake | WhatsAppFake, adapter: () => ChannelAdapter) {
+  beforeEach(() => {
+    fake().reset();
+    fake().calls.length = 0;
+  });
+  afterAll(async () => {
+    await adapter().close?.();
+    await fake().stop();
+  });
+}
+
 describe('SMS gateway adapter', () => {
   const creds: StoredCredentials = { sms_apiKey: 'key-1', sms_partnerID: '42', sms_shortCode: 'HERALD' };
   let gateway: SmsGatewayFake;
@@ -33,14 +49,7 @@ describe('SMS gateway adapter', () => {
     gateway = await startSmsGatewayFake({ apikey: 'key-1', partnerID: '42' });
     sms = createSmsGatewayAdapter({ baseUrl: `${gateway.url}/`, timeoutMs: 500, callsInFlight: 4 });
   });
-  beforeEach(() => {
-    gateway.reset();
-    gateway.calls.length = 0;
-  });
-  afterAll(async () => {
-    await sms.close?.();
-    await gateway.stop();
-  });
+  fakeProviderHooks(() => gateway, () => sms);
 
   test('one target: sendsms with the documented fields, success carries message and network ids', async () => {
     const [target] = targets(1);
@@ -150,14 +159,7 @@ describe('WhatsApp Cloud adapter', () => {
     adapter = createWhatsAppCloudAdapter({ baseUrl: wa.url, timeoutMs: 500, concurrency: 3 });
     creds = { whatsapp_access_token: wa.token, whatsapp_phone_number_id: wa.phoneNumberId };
   });
-  beforeEach(() => {
-    wa.reset();
-    wa.calls.length = 0;
-  });
-  afterAll(async () => {
-    await adapter.close?.();
-    await wa.stop();
-  });
+  fakeProviderHooks(() => wa, () => adapter);
 
   test('one call per target with the bearer token and the documented body', async () => {
     const list = targets(4);

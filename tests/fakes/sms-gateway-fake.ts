@@ -1,5 +1,5 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
+import { behaviourTable, fakeHttpServer, readJson, sendJson, type TransportBehaviour } from '../helpers/fake-server.js';
 
 /**
  * A local SMS gateway speaking the contract in spec/providers.md: `POST /api/services/sendsms/`
@@ -15,15 +15,9 @@ import type { AddressInfo } from 'node:net';
  * (`http`, `malformed`, `drop`, `delay`) apply to the whole call as soon as one of its numbers has them.
  */
 export type SmsBehaviour =
-  | { kind: 'success' }
+  | TransportBehaviour
   /** The message is answered with this `response-code` (description defaults to the gateway's wording). */
   | { kind: 'code'; code: number; description?: string }
-  /** The whole call answers this HTTP status. */
-  | { kind: 'http'; status: number; body?: string }
-  /** HTTP 200 with a body that is not the documented JSON. */
-  | { kind: 'malformed'; body?: string }
-  /** The connection is destroyed without an answer. */
-  | { kind: 'drop' }
   /** Waits, then behaves as `then` (default success). */
   | { kind: 'delay'; ms: number; then?: SmsBehaviour };
 
@@ -75,35 +69,18 @@ export interface SmsGatewayFake {
 
 export async function startSmsGatewayFake(options: SmsGatewayFakeOptions = {}): Promise<SmsGatewayFake> {
   const calls: SmsCall[] = [];
-  let globalBehaviour: SmsBehaviour = { kind: 'success' };
-  const perMobile = new Map<string, SmsBehaviour>();
-  const timers = new Set<NodeJS.Timeout>();
+  const behaviours = behaviourTable<SmsBehaviour>({ kind: 'success' });
   let nextId = 1;
   let inFlight = 0;
   let peakInFlight = 0;
 
-  const behaviourOf = (mobile: unknown) => perMobile.get(String(mobile)) ?? globalBehaviour;
-
-  function answer(res: http.ServerResponse, status: number, body: unknown) {
-    if (res.destroyed) return;
-    const text = typeof body === 'string' ? body : JSON.stringify(body);
-    res.writeHead(status, { 'content-type': 'application/json' }).end(text);
-  }
-
   function respond(res: http.ServerResponse, list: any[], behaviour: SmsBehaviour | undefined) {
-    if (behaviour?.kind === 'delay') {
-      const timer = setTimeout(() => {
-        timers.delete(timer);
-        respond(res, list, behaviour.then ?? { kind: 'success' });
-      }, behaviour.ms);
-      timers.add(timer);
-      return;
-    }
+    if (behaviour?.kind === 'delay') return server.later(behaviour.ms, () => respond(res, list, behaviour.then ?? { kind: 'success' }));
     if (behaviour?.kind === 'drop') return void res.socket?.destroy();
-    if (behaviour?.kind === 'http') return answer(res, behaviour.status, behaviour.body ?? { error: `HTTP ${behaviour.status}` });
-    if (behaviour?.kind === 'malformed') return answer(res, 200, behaviour.body ?? '<html>Bad gateway</html>');
+    if (behaviour?.kind === 'http') return sendJson(res, behaviour.status, behaviour.body ?? { error: `HTTP ${behaviour.status}` });
+    if (behaviour?.kind === 'malformed') return sendJson(res, 200, behaviour.body ?? '<html>Bad gateway</html>');
     const responses = list.map((sms) => {
-      const own = behaviourOf(sms.mobile);
+      const own = behaviours.of(sms.mobile);
       const badCredentials =
         (options.apikey !== undefined && sms.apikey !== options.apikey) || (options.partnerID !== undefined && String(sms.partnerID) !== options.partnerID);
       const code = badCredentials ? 1006 : own.kind === 'code' ? own.code : 200;
@@ -117,62 +94,43 @@ export async function startSmsGatewayFake(options: SmsGatewayFakeOptions = {}): 
         ...(options.omitClientSmsId || sms.clientsmsid === undefined ? {} : { clientsmsid: sms.clientsmsid }),
       };
     });
-    answer(res, 200, { responses: options.reverseAnswers ? responses.reverse() : responses });
+    sendJson(res, 200, { responses: options.reverseAnswers ? responses.reverse() : responses });
   }
 
-  const server = http.createServer((req, res) => {
+  const server = fakeHttpServer(async (req, res) => {
     inFlight += 1;
     peakInFlight = Math.max(peakInFlight, inFlight);
     res.on('close', () => (inFlight -= 1));
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      let body: any;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      } catch {
-        return answer(res, 400, { error: 'body is not JSON' });
+    const read = await readJson(req);
+    if (!read.ok) return sendJson(res, 400, { error: 'body is not JSON' });
+    const { body } = read;
+    const path = req.url ?? '';
+    calls.push({ path, body, headers: req.headers, at: Date.now() });
+    if (req.method !== 'POST') return sendJson(res, 405, { error: 'POST only' });
+    let list: any[];
+    if (path === '/api/services/sendsms/') {
+      list = [body];
+    } else if (path === '/api/services/sendbulk/') {
+      list = Array.isArray(body?.smslist) ? body.smslist : [];
+      // A real gateway rejects these outright; answering 400 makes a client bug visible in tests.
+      if (!list.length || list.length > 20 || body.count !== list.length) {
+        return sendJson(res, 400, { error: 'smslist must hold 1 to 20 messages and match count' });
       }
-      const path = req.url ?? '';
-      calls.push({ path, body, headers: req.headers, at: Date.now() });
-      if (req.method !== 'POST') return answer(res, 405, { error: 'POST only' });
-      let list: any[];
-      if (path === '/api/services/sendsms/') {
-        list = [body];
-      } else if (path === '/api/services/sendbulk/') {
-        list = Array.isArray(body?.smslist) ? body.smslist : [];
-        // A real gateway rejects these outright; answering 400 makes a client bug visible in tests.
-        if (!list.length || list.length > 20 || body.count !== list.length) {
-          return answer(res, 400, { error: 'smslist must hold 1 to 20 messages and match count' });
-        }
-      } else {
-        return answer(res, 404, { error: 'not found' });
-      }
-      const callWide = list.map((sms) => behaviourOf(sms.mobile)).find((b) => b.kind !== 'success' && b.kind !== 'code');
-      respond(res, list, callWide);
-    });
+    } else {
+      return sendJson(res, 404, { error: 'not found' });
+    }
+    const callWide = list.map((sms) => behaviours.of(sms.mobile)).find((b) => b.kind !== 'success' && b.kind !== 'code');
+    respond(res, list, callWide);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: await server.listen(),
     calls,
     get peakInFlight() {
       return peakInFlight;
     },
-    setBehaviour(behaviour, mobile) {
-      if (mobile === undefined) globalBehaviour = behaviour;
-      else perMobile.set(mobile.replace(/^\+/, ''), behaviour);
-    },
-    reset() {
-      globalBehaviour = { kind: 'success' };
-      perMobile.clear();
-    },
-    async stop() {
-      for (const timer of timers) clearTimeout(timer);
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    setBehaviour: behaviours.set,
+    reset: behaviours.reset,
+    stop: server.stop,
   };
 }

@@ -1,5 +1,5 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
+import { behaviourTable, fakeHttpServer, readJson, sendJson, type TransportBehaviour } from '../helpers/fake-server.js';
 
 /**
  * A local WhatsApp Cloud API (spec/providers.md): `POST /<phone_number_id>/messages` with a bearer
@@ -16,14 +16,10 @@ import type { AddressInfo } from 'node:net';
  * whatever the behaviour. Per-number behaviours win over the global one.
  */
 export type WhatsAppBehaviour =
-  | { kind: 'success' }
+  | TransportBehaviour
   /** A Graph API error; status and message default to what the Cloud API answers for that code. */
   | { kind: 'error'; code: number; status?: number; message?: string; subcode?: number }
-  /** This HTTP status with a plain body (no Graph error object). */
-  | { kind: 'http'; status: number; body?: string }
-  /** HTTP 200 with a body that is not the documented JSON. */
-  | { kind: 'malformed'; body?: string }
-  | { kind: 'drop' }
+  /** Waits, then behaves as `then` (default success). */
   | { kind: 'delay'; ms: number; then?: WhatsAppBehaviour };
 
 export interface WhatsAppCall {
@@ -62,19 +58,12 @@ export async function startWhatsAppFake(options: WhatsAppFakeOptions = {}): Prom
   const token = options.token ?? 'test-whatsapp-token';
   const phoneNumberId = options.phoneNumberId ?? '100200300';
   const calls: WhatsAppCall[] = [];
-  let globalBehaviour: WhatsAppBehaviour = { kind: 'success' };
-  const perNumber = new Map<string, WhatsAppBehaviour>();
-  const timers = new Set<NodeJS.Timeout>();
+  const behaviours = behaviourTable<WhatsAppBehaviour>({ kind: 'success' });
   let nextId = 1;
-
-  function send(res: http.ServerResponse, status: number, body: unknown) {
-    if (res.destroyed) return;
-    res.writeHead(status, { 'content-type': 'application/json' }).end(typeof body === 'string' ? body : JSON.stringify(body));
-  }
 
   function graphError(res: http.ServerResponse, code: number, status?: number, message?: string, subcode?: number) {
     const known = WHATSAPP_ERRORS[code] ?? { status: 400, type: 'OAuthException', message: `(#${code}) Error` };
-    send(res, status ?? known.status, {
+    sendJson(res, status ?? known.status, {
       error: {
         message: message ?? known.message,
         type: known.type,
@@ -87,24 +76,18 @@ export async function startWhatsAppFake(options: WhatsAppFakeOptions = {}): Prom
 
   function respond(res: http.ServerResponse, body: any, behaviour: WhatsAppBehaviour) {
     switch (behaviour.kind) {
-      case 'delay': {
-        const timer = setTimeout(() => {
-          timers.delete(timer);
-          respond(res, body, behaviour.then ?? { kind: 'success' });
-        }, behaviour.ms);
-        timers.add(timer);
-        return;
-      }
+      case 'delay':
+        return server.later(behaviour.ms, () => respond(res, body, behaviour.then ?? { kind: 'success' }));
       case 'drop':
         return void res.socket?.destroy();
       case 'http':
-        return send(res, behaviour.status, behaviour.body ?? `HTTP ${behaviour.status}`);
+        return sendJson(res, behaviour.status, behaviour.body ?? `HTTP ${behaviour.status}`);
       case 'malformed':
-        return send(res, 200, behaviour.body ?? '{"messaging_product":"whatsapp"');
+        return sendJson(res, 200, behaviour.body ?? '{"messaging_product":"whatsapp"');
       case 'error':
         return graphError(res, behaviour.code, behaviour.status, behaviour.message, behaviour.subcode);
       case 'success':
-        return send(res, 200, {
+        return sendJson(res, 200, {
           messaging_product: 'whatsapp',
           contacts: [{ input: body.to, wa_id: body.to }],
           messages: [{ id: `wamid.fake${nextId++}` }],
@@ -112,50 +95,31 @@ export async function startWhatsAppFake(options: WhatsAppFakeOptions = {}): Prom
     }
   }
 
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      // The base URL carries a pinned Graph version, as in production.
-      const match = /^\/v\d+\.\d+\/([^/]+)\/messages$/.exec(req.url ?? '');
-      let body: any;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      } catch {
-        return graphError(res, 100, 400, 'Request body is not JSON');
-      }
-      calls.push({ phoneNumberId: match ? decodeURIComponent(match[1]) : '', authorization: req.headers.authorization, body });
-      if (req.method !== 'POST' || !match) return graphError(res, 100, 400, 'Unknown path components');
-      if (req.headers.authorization !== `Bearer ${token}`) return graphError(res, 190);
-      if (decodeURIComponent(match[1]) !== phoneNumberId) {
-        return graphError(res, 100, 400, `Unsupported post request. Object with ID '${match[1]}' does not exist`, 33);
-      }
-      const valid =
-        body?.messaging_product === 'whatsapp' && body.type === 'text' && typeof body.text?.body === 'string' && /^\d{6,15}$/.test(String(body.to));
-      if (!valid) return graphError(res, 100, 400, 'Invalid parameter');
-      respond(res, body, perNumber.get(String(body.to)) ?? globalBehaviour);
-    });
+  const server = fakeHttpServer(async (req, res) => {
+    // The base URL carries a pinned Graph version, as in production.
+    const match = /^\/v\d+\.\d+\/([^/]+)\/messages$/.exec(req.url ?? '');
+    const read = await readJson(req);
+    if (!read.ok) return graphError(res, 100, 400, 'Request body is not JSON');
+    const { body } = read;
+    calls.push({ phoneNumberId: match ? decodeURIComponent(match[1]) : '', authorization: req.headers.authorization, body });
+    if (req.method !== 'POST' || !match) return graphError(res, 100, 400, 'Unknown path components');
+    if (req.headers.authorization !== `Bearer ${token}`) return graphError(res, 190);
+    if (decodeURIComponent(match[1]) !== phoneNumberId) {
+      return graphError(res, 100, 400, `Unsupported post request. Object with ID '${match[1]}' does not exist`, 33);
+    }
+    const valid =
+      body?.messaging_product === 'whatsapp' && body.type === 'text' && typeof body.text?.body === 'string' && /^\d{6,15}$/.test(String(body.to));
+    if (!valid) return graphError(res, 100, 400, 'Invalid parameter');
+    respond(res, body, behaviours.of(body.to));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
 
   return {
-    url: `http://127.0.0.1:${port}/v21.0`,
+    url: `${await server.listen()}/v21.0`,
     token,
     phoneNumberId,
     calls,
-    setBehaviour(behaviour, to) {
-      if (to === undefined) globalBehaviour = behaviour;
-      else perNumber.set(to.replace(/^\+/, ''), behaviour);
-    },
-    reset() {
-      globalBehaviour = { kind: 'success' };
-      perNumber.clear();
-    },
-    async stop() {
-      for (const timer of timers) clearTimeout(timer);
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    setBehaviour: behaviours.set,
+    reset: behaviours.reset,
+    stop: server.stop,
   };
 }
