@@ -1,17 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import type { Herald } from '../src/server.js';
-import { addUser, client, createApiKey, ISO_MS, signupOrg, startTestHerald, UUID_RE, type Client, type Credential, type Org, type Reply } from './helpers/herald.js';
+import { addUser, createApiKey, heraldWithClient, ISO_MS, signupOrg, UUID_RE, type Client, type Credential, type Org, type Reply } from './helpers/herald.js';
 import { expectError, expectValidation, expectGqlError, sortedKeys as sorted } from './helpers/expect.js';
 
-let herald: Herald;
-let api: Client;
-
-beforeAll(async () => {
-  herald = await startTestHerald();
-  api = client(herald.url);
-});
-afterAll(() => herald.stop());
+let herald: Herald, api: Client;
+beforeAll(async () => ({ herald, api } = await heraldWithClient()));
+afterAll(() => herald?.stop());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const KEY_RE = /^uak_[0-9A-Za-z]{38}$/;
@@ -41,9 +36,7 @@ const GQL_KEY_FIELDS = '_id name role prefix createdBy lastUsedAt revokedAt crea
 
 describe('POST /api-keys', () => {
   let org: Org;
-  beforeAll(async () => {
-    org = await signupOrg(api);
-  });
+  beforeAll(async () => (org = await signupOrg(api)));
 
   test('201 with { apiKey, key }: the documented format, default role user, never used, not revoked', async () => {
     const res = await api.post('/api-keys', { name: 'Billing server' }, admin(org));
@@ -158,9 +151,7 @@ describe('GET /api-keys', () => {
 
 describe('using a key', () => {
   let org: Org;
-  beforeAll(async () => {
-    org = await signupOrg(api);
-  });
+  beforeAll(async () => (org = await signupOrg(api)));
 
   test('works in the UNIFIED-API-Key header and the apikey query parameter, for its own organization only', async () => {
     const other = await signupOrg(api);
@@ -296,12 +287,8 @@ describe('using a key', () => {
 /* ------------------------------------------------------------------------------------------ */
 
 describe('PUT /api-keys/:id/revoke and DELETE /api-keys/:id', () => {
-  let org: Org;
-  let foreign: Org;
-  beforeAll(async () => {
-    org = await signupOrg(api);
-    foreign = await signupOrg(api);
-  });
+  let org: Org, foreign: Org;
+  beforeAll(async () => ([org, foreign] = [await signupOrg(api), await signupOrg(api)]));
 
   test('a revoked key is 401 Invalid API key at once, in header, query and GraphQL; it stays listed as revoked', async () => {
     const { key, apiKey } = await createApiKey(api, org, 'admin');

@@ -11,24 +11,20 @@ import {
   NOT_FOUND_BODY,
   sorted,
 } from './helpers/contacts-groups.js';
-import { addUser, client, createApiKey, ISO_MS, signupOrg, startTestHerald, UUID_RE, type Client, type Credential, type Org } from './helpers/herald.js';
+import { addUser, createApiKey, heraldWithOrgs, ISO_MS, signupOrg, UUID_RE, type Client, type Credential, type Org } from './helpers/herald.js';
 
-let herald: Herald;
-let api: Client;
-let org: Org; // country KE
-let other: Org;
+let herald: Herald, api: Client;
+let org: Org, other: Org; // both in country KE
 let admin: Credential;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const CONTACT_FIELDS = '_id name email phone countryCode organization tags groupIds ServiceOrganization createdAt updatedAt';
 
 beforeAll(async () => {
-  herald = await startTestHerald();
-  api = client(herald.url);
-  [org, other] = await Promise.all([signupOrg(api, { country: 'KE' }), signupOrg(api, { country: 'KE' })]);
+  ({ herald, api, orgs: [org, other] } = await heraldWithOrgs(2, { signup: { country: 'KE' } }));
   admin = { token: org.token };
 });
-afterAll(() => herald.stop());
+afterAll(() => herald?.stop());
 
 const countContacts = async (orgId: string) => Number((await herald.db('contacts').where({ organization_id: orgId }).count({ n: '*' }).first())!.n);
 

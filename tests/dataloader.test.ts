@@ -1,15 +1,10 @@
 import type { Herald } from '../src/server.js';
 import { compareNewestFirst, makeContact, makeGroup } from './helpers/contacts-groups.js';
-import { client, signupOrg, startTestHerald, type Client, type Credential, type Org } from './helpers/herald.js';
+import { heraldWithClient, signupOrg, type Client, type Credential, type Org } from './helpers/herald.js';
 
-let herald: Herald;
-let api: Client;
-
-beforeAll(async () => {
-  herald = await startTestHerald();
-  api = client(herald.url);
-});
-afterAll(() => herald.stop());
+let herald: Herald, api: Client;
+beforeAll(async () => ({ herald, api } = await heraldWithClient()));
+afterAll(() => herald?.stop());
 
 /**
  * The query of the brief. `first` of the outer list comes as a variable: written literally, 100

@@ -2,18 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { getIntrospectionQuery, parse, validate } from 'graphql';
 import { buildSchema } from '../src/graphql/schema.js';
 import type { Herald } from '../src/server.js';
-import { addUser, client, signupOrg, startTestHerald, type Client, type Org, type Reply } from './helpers/herald.js';
+import { addUser, heraldWithClient, heraldWithOrg, signupOrg, type Client, type Org, type Reply } from './helpers/herald.js';
 
-let herald: Herald;
-let api: Client;
-let org: Org;
-
-beforeAll(async () => {
-  herald = await startTestHerald();
-  api = client(herald.url);
-  org = await signupOrg(api);
-});
-afterAll(() => herald.stop());
+let herald: Herald, api: Client, org: Org;
+beforeAll(async () => ({ herald, api, org } = await heraldWithOrg()));
+afterAll(() => herald?.stop());
 
 const auth = () => ({ token: org.token });
 const post = (body: unknown, headers: Record<string, string> = {}, cred = auth()) => api.raw('POST', '/graphql', body, cred, headers);
@@ -264,13 +257,8 @@ describe('introspection outside production', () => {
 });
 
 describe('in production', () => {
-  let prod: Herald;
-  let prodApi: Client;
-
-  beforeAll(async () => {
-    prod = await startTestHerald({ NODE_ENV: 'production', WORKERS: 'false', DELIVERY_MODE: 'sandbox' });
-    prodApi = client(prod.url);
-  });
+  let prod: Herald, prodApi: Client;
+  beforeAll(async () => ({ herald: prod, api: prodApi } = await heraldWithClient({ NODE_ENV: 'production', WORKERS: 'false', DELIVERY_MODE: 'sandbox' })));
   afterAll(() => prod?.stop());
 
   test('ordinary queries still run', async () => {

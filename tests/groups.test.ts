@@ -12,26 +12,21 @@ import {
   NOT_FOUND_BODY,
   sorted,
 } from './helpers/contacts-groups.js';
-import { client, ISO_MS, signupOrg, startTestHerald, UUID_RE, type Client, type Credential, type Org } from './helpers/herald.js';
+import { heraldWithOrgs, ISO_MS, signupOrg, UUID_RE, type Client, type Credential, type Org } from './helpers/herald.js';
 
-let herald: Herald;
-let api: Client;
-let org: Org;
-let other: Org;
-let admin: Credential;
-let otherAdmin: Credential;
+let herald: Herald, api: Client;
+let org: Org, other: Org;
+let admin: Credential, otherAdmin: Credential;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const uniq = () => randomUUID().slice(0, 8);
 
 beforeAll(async () => {
-  herald = await startTestHerald();
-  api = client(herald.url);
-  [org, other] = await Promise.all([signupOrg(api), signupOrg(api)]);
+  ({ herald, api, orgs: [org, other] } = await heraldWithOrgs(2));
   admin = { token: org.token };
   otherAdmin = { token: other.token };
 });
-afterAll(() => herald.stop());
+afterAll(() => herald?.stop());
 
 const countGroups = async (orgId: string) => Number((await herald.db('groups').where({ organization_id: orgId }).count({ n: '*' }).first())!.n);
 

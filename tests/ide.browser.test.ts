@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { Herald } from '../src/server.js';
-import { client, signupOrg, startTestHerald, type Client, type Org } from './helpers/herald.js';
+import { heraldWithOrg, type Client, type Org } from './helpers/herald.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -17,16 +17,9 @@ const CHROMIUM_ARGS = [
 const haveBrowser = existsSync(CHROMIUM);
 const requireBrowser = process.env.REQUIRE_BROWSER === '1';
 
-let herald: Herald;
-let api: Client;
-let org: Org;
-
-beforeAll(async () => {
-  herald = await startTestHerald();
-  api = client(herald.url);
-  org = await signupOrg(api);
-});
-afterAll(() => herald.stop());
+let herald: Herald, api: Client, org: Org;
+beforeAll(async () => ({ herald, api, org } = await heraldWithOrg()));
+afterAll(() => herald?.stop());
 
 const isLoopback = (url: string) => {
   const { protocol, hostname } = new URL(url);

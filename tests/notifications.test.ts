@@ -1,16 +1,11 @@
 import type { Herald } from '../src/server.js';
 import { smsShape } from '../src/delivery/cost.js';
 import { nextLink } from './helpers/contacts-groups.js';
-import { client, createApiKey, addUser, signupOrg, startTestHerald, type Client, type Org, UUID_RE } from './helpers/herald.js';
+import { createApiKey, addUser, heraldWithClient, signupOrg, type Client, type Org, UUID_RE } from './helpers/herald.js';
 
-let herald: Herald;
-let api: Client;
-
-beforeAll(async () => {
-  herald = await startTestHerald();
-  api = client(herald.url);
-});
-afterAll(() => herald.stop());
+let herald: Herald, api: Client;
+beforeAll(async () => ({ herald, api } = await heraldWithClient()));
+afterAll(() => herald?.stop());
 
 const credits = async (org: Org) => (await api.get('/organizations/current', { token: org.token })).body.credits as number;
 const setCredits = (org: Org, n: number) => herald.db('organizations').where({ id: org.orgId }).update({ credits: n });
@@ -37,9 +32,7 @@ describe('segment counting', () => {
 
 describe('POST /notifications/send', () => {
   let org: Org;
-  beforeAll(async () => {
-    org = await signupOrg(api);
-  });
+  beforeAll(async () => (org = await signupOrg(api)));
 
   test('one recipient: 200 { recipient, status }, logged, charged one segment, in the outbox', async () => {
     const before = await credits(org);

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -131,6 +131,58 @@ export async function createApiKey(api: Client, admin: Org, role: 'admin' | 'use
   if (res.status !== 201) throw new Error(`create key failed: ${res.status} ${JSON.stringify(res.body)}`);
   return { key: res.body.key as string, apiKey: res.body.apiKey };
 }
+
+export interface TestHerald {
+  herald: Herald;
+  api: Client;
+}
+
+/** A test Herald (`startTestHerald`) and a client on it. */
+export async function heraldWithClient(env: Record<string, string> = {}): Promise<TestHerald> {
+  const herald = await startTestHerald(env);
+  return { herald, api: client(herald.url) };
+}
+
+export interface HeraldOptions {
+  /** Environment for `startTestHerald`. */
+  env?: Record<string, string>;
+  /** Overrides for every organization's signup body. */
+  signup?: Record<string, unknown>;
+}
+
+/**
+ * A test Herald, a client on it and `count` organizations signed up on it, for a file's (or a
+ * describe's) `beforeAll`; the Herald is stopped again when a signup fails.
+ *
+ *   let herald: Herald, api: Client, org: Org, other: Org;
+ *   beforeAll(async () => ({ herald, api, orgs: [org, other] } = await heraldWithOrgs(2)));
+ *   afterAll(() => herald?.stop());
+ */
+export async function heraldWithOrgs(count: number, { env = {}, signup = {} }: HeraldOptions = {}): Promise<TestHerald & { orgs: Org[] }> {
+  const t = await heraldWithClient(env);
+  try {
+    return { ...t, orgs: await Promise.all(Array.from({ length: count }, () => signupOrg(t.api, signup))) };
+  } catch (err) {
+    await t.herald.stop();
+    throw err;
+  }
+}
+
+/** `heraldWithOrgs` with one organization, `org`. */
+export async function heraldWithOrg(options: HeraldOptions = {}): Promise<TestHerald & { org: Org }> {
+  const { orgs, ...t } = await heraldWithOrgs(1, options);
+  return { ...t, org: orgs[0] };
+}
+
+/**
+ * A random client address (10.x.y.z), to send as `x-forwarded-for` to a Herald with TRUST_PROXY: a
+ * test file that logs in from one of its own can not trip the per-address login throttle of the
+ * files running beside it, nor they its.
+ */
+export const randomClientAddress = () => `10.${randomInt(1, 255)}.${randomInt(1, 255)}.${randomInt(1, 255)}`;
+
+/** The fields of a user that both POST /users and signup require. */
+export const USER_FIELDS = ['firstName', 'lastName', 'email', 'password', 'countryCode', 'phoneNumber'];
 
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
