@@ -1,16 +1,19 @@
-import { createHmac, generateKeyPairSync, randomInt, randomUUID } from 'node:crypto';
+import { createHmac, generateKeyPairSync, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { Herald } from '../src/server.js';
 import {
   addUser,
   client,
   createApiKey,
+  heraldWithClient,
   ISO_MS,
+  randomClientAddress,
   signupBody,
   signupOrg,
   startTestHerald,
   TEST_JWT_SECRET,
   uniqueEmail,
+  USER_FIELDS,
   UUID_RE,
   type Client,
   type Org,
@@ -18,20 +21,12 @@ import {
 } from './helpers/herald.js';
 import { expectError, expectValidation, expectGqlError, sortedKeys as sorted } from './helpers/expect.js';
 
-let herald: Herald;
-let api: Client;
+let herald: Herald, api: Client;
+beforeAll(async () => ({ herald, api } = await heraldWithClient({ TRUST_PROXY: 'true' })));
+afterAll(() => herald?.stop());
 
-// Every login here carries one of this file's own client addresses, so failed logins elsewhere in
-// the run can not trip the per-address throttle here (and ours can not trip theirs).
-const randomAddress = () => `10.${randomInt(1, 255)}.${randomInt(1, 255)}.${randomInt(1, 255)}`;
-const CLIENT_ADDRESS = randomAddress();
-const FROM_US = { 'x-forwarded-for': CLIENT_ADDRESS };
-
-beforeAll(async () => {
-  herald = await startTestHerald({ TRUST_PROXY: 'true' });
-  api = client(herald.url);
-});
-afterAll(() => herald.stop());
+// Every login here carries one of this file's own client addresses (see randomClientAddress).
+const FROM_US = { 'x-forwarded-for': randomClientAddress() };
 
 const USER_KEYS = ['_id', 'countryCode', 'createdAt', 'email', 'firstName', 'isActive', 'lastName', 'organization', 'phoneNumber', 'role', 'updatedAt'];
 const LOGIN_USER_KEYS = ['_id', 'email', 'firstName', 'isActive', 'lastName', 'organization', 'role'];
@@ -120,17 +115,7 @@ describe('POST /auth/signup', () => {
   });
 
   test('a missing body names every required field; nothing is written', async () => {
-    expectValidation(await api.post('/auth/signup', {}), [
-      'firstName',
-      'lastName',
-      'email',
-      'password',
-      'countryCode',
-      'phoneNumber',
-      'companyName',
-      'sector',
-      'country',
-    ]);
+    expectValidation(await api.post('/auth/signup', {}), [...USER_FIELDS, 'companyName', 'sector', 'country']);
   });
 
   test('the message names every failing field, joined with "; " as decisions.md shows', async () => {
@@ -224,9 +209,7 @@ describe('POST /auth/signup', () => {
 
 describe('POST /auth/login', () => {
   let org: Org;
-  beforeAll(async () => {
-    org = await signupOrg(api, { email: uniqueEmail('MixedCase') });
-  });
+  beforeAll(async () => (org = await signupOrg(api, { email: uniqueEmail('MixedCase') })));
 
   test('returns 200 with a working token and the short user form', async () => {
     const res = await login(org.email, org.password);
@@ -291,13 +274,13 @@ describe('POST /auth/login', () => {
 describe('failed-login throttling', () => {
   test('10 failures for one email lock it (429 with Retry-After) from every address, even with the right password', async () => {
     const org = await signupOrg(api);
-    const from = { 'x-forwarded-for': randomAddress() };
+    const from = { 'x-forwarded-for': randomClientAddress() };
     for (let i = 0; i < 10; i++) {
       // The count is per email, whatever its case.
       const email = i % 2 ? org.email.toUpperCase() : org.email;
       expectError(await login(email, `wrong password ${i}`, from), 401, 'Invalid credentials');
     }
-    for (const addr of [from, { 'x-forwarded-for': randomAddress() }]) {
+    for (const addr of [from, { 'x-forwarded-for': randomClientAddress() }]) {
       const locked = await login(org.email, org.password, addr);
       expectError(locked, 429);
       const retryAfter = locked.headers.get('retry-after');
@@ -320,7 +303,7 @@ describe('failed-login throttling', () => {
 
   test('a successful login resets the email count', async () => {
     const org = await signupOrg(api);
-    const from = { 'x-forwarded-for': randomAddress() };
+    const from = { 'x-forwarded-for': randomClientAddress() };
     for (let i = 0; i < 9; i++) expect((await login(org.email, 'wrong password', from)).status).toBe(401);
     expect((await login(org.email, org.password, from)).status).toBe(200);
     for (let i = 0; i < 9; i++) expect((await login(org.email, 'wrong password', from)).status).toBe(401);
@@ -331,13 +314,13 @@ describe('failed-login throttling', () => {
     const counted = async (needle: string) =>
       Number((await herald.db('rate_limits').where('key', 'like', `%${needle}%`).count<{ count: string }[]>('* as count'))[0]!.count);
     const email = uniqueEmail('proxy');
-    const trusted = randomAddress();
+    const trusted = randomClientAddress();
     expect((await login(email, 'wrong password', { 'x-forwarded-for': trusted })).status).toBe(401);
     expect(await counted(trusted)).toBeGreaterThan(0);
 
     const direct = await startTestHerald();
     try {
-      const spoofed = randomAddress();
+      const spoofed = randomClientAddress();
       const other = uniqueEmail('direct');
       const res = await client(direct.url).post('/auth/login', { email: other, password: 'wrong password' }, undefined, { 'x-forwarded-for': spoofed });
       expectError(res, 401, 'Invalid credentials');
@@ -349,7 +332,7 @@ describe('failed-login throttling', () => {
   });
 
   test('100 failures from one client address lock that address, not others', async () => {
-    const from = { 'x-forwarded-for': randomAddress() };
+    const from = { 'x-forwarded-for': randomClientAddress() };
     const org = await signupOrg(api);
     for (let batch = 0; batch < 10; batch++) {
       const replies = await Promise.all(Array.from({ length: 10 }, () => login(uniqueEmail('ghost'), 'whatever it is', from)));
@@ -358,19 +341,15 @@ describe('failed-login throttling', () => {
     const locked = await login(org.email, org.password, from);
     expectError(locked, 429);
     expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect((await login(org.email, org.password, { 'x-forwarded-for': randomAddress() })).status).toBe(200);
+    expect((await login(org.email, org.password, { 'x-forwarded-for': randomClientAddress() })).status).toBe(200);
   });
 });
 
 /* ------------------------------------------------------------------------------------------ */
 
 describe('JWT', () => {
-  let org: Org;
-  let other: Org;
-  beforeAll(async () => {
-    org = await signupOrg(api);
-    other = await signupOrg(api);
-  });
+  let org: Org, other: Org;
+  beforeAll(async () => ([org, other] = [await signupOrg(api), await signupOrg(api)]));
 
   test('carries exactly the documented claims, signed HS256', async () => {
     const res = await login(org.email, org.password);

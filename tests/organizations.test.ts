@@ -1,16 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Herald } from '../src/server.js';
-import { addUser, client, createApiKey, ISO_MS, signupOrg, startTestHerald, UUID_RE, type Client, type Org, type Reply } from './helpers/herald.js';
+import { addUser, createApiKey, heraldWithClient, heraldWithOrg, ISO_MS, signupOrg, UUID_RE, type Client, type Org, type Reply } from './helpers/herald.js';
 import { expectError, expectValidation, expectGqlError, sortedKeys as sorted } from './helpers/expect.js';
 
-let herald: Herald;
-let api: Client;
-
-beforeAll(async () => {
-  herald = await startTestHerald();
-  api = client(herald.url);
-});
-afterAll(() => herald.stop());
+let herald: Herald, api: Client;
+beforeAll(async () => ({ herald, api } = await heraldWithClient()));
+afterAll(() => herald?.stop());
 
 const ORG_KEYS = ['_id', 'country', 'createdAt', 'credentials', 'credits', 'emailFromName', 'name', 'sector', 'updatedAt'];
 const CREDENTIAL_KEYS = [
@@ -111,25 +106,12 @@ describe('PUT /organizations/current/credentials', () => {
       whatsapp_phone_number_id: null,
     });
 
-    const second = await putCreds(org, {
-      email_host: 'smtp.example.com',
-      email_port: '587',
-      email_user: 'mailer@example.com',
-      email_pass: 'correct-horse-pass-5512',
-      email_from: 'noreply@example.com',
-    });
+    // The email fields come back as sent, but for the password, which is masked.
+    const email = { email_host: 'smtp.example.com', email_port: '587', email_user: 'mailer@example.com', email_from: 'noreply@example.com' };
+    const second = await putCreds(org, { ...email, email_pass: 'correct-horse-pass-5512' });
     expect(second.status).toBe(200);
     expectOrganization(second.body);
-    expect(second.body.credentials).toMatchObject({
-      sms_apiKey: '****9731',
-      sms_partnerID: '4821',
-      sms_shortCode: 'HERALD',
-      email_host: 'smtp.example.com',
-      email_port: '587',
-      email_user: 'mailer@example.com',
-      email_pass: '****5512',
-      email_from: 'noreply@example.com',
-    });
+    expect(second.body.credentials).toMatchObject({ sms_apiKey: '****9731', sms_partnerID: '4821', sms_shortCode: 'HERALD', ...email, email_pass: '****5512' });
 
     const third = await putCreds(org, { whatsapp_access_token: 'EAAG-whatsapp-token-secret-7788', whatsapp_phone_number_id: '109876543210' });
     expect(third.status).toBe(200);
@@ -149,11 +131,8 @@ describe('PUT /organizations/current/credentials', () => {
       sms_apiKey: '****0042',
       sms_partnerID: '4821',
       sms_shortCode: 'HERALD',
-      email_host: 'smtp.example.com',
-      email_port: '587',
-      email_user: 'mailer@example.com',
+      ...email,
       email_pass: '****5512',
-      email_from: 'noreply@example.com',
       whatsapp_phone_number_id: '109876543210',
     });
     const text = JSON.stringify(read.body);
@@ -283,16 +262,9 @@ describe('PUT /organizations/current/credentials', () => {
 /* ------------------------------------------------------------------------------------------ */
 
 describe('BLOCK_PRIVATE_HOSTS=true', () => {
-  let guarded: Herald;
-  let gapi: Client;
-  let org: Org;
-
-  beforeAll(async () => {
-    guarded = await startTestHerald({ BLOCK_PRIVATE_HOSTS: 'true' });
-    gapi = client(guarded.url);
-    org = await signupOrg(gapi);
-  });
-  afterAll(() => guarded.stop());
+  let guarded: Herald, gapi: Client, org: Org;
+  beforeAll(async () => ({ herald: guarded, api: gapi, org } = await heraldWithOrg({ env: { BLOCK_PRIVATE_HOSTS: 'true' } })));
+  afterAll(() => guarded?.stop());
 
   test.each(['127.0.0.1', 'localhost', '10.1.2.3', '192.168.1.10', '172.16.5.4', '169.254.169.254', '[::1]', '[::ffff:127.0.0.1]', '0.0.0.0'])(
     'email_host %s is 400 and not stored',

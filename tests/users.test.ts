@@ -1,12 +1,13 @@
-import { randomInt, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Herald } from '../src/server.js';
 import {
-  client,
   createApiKey,
+  heraldWithClient,
   ISO_MS,
+  randomClientAddress,
   signupOrg,
-  startTestHerald,
   uniqueEmail,
+  USER_FIELDS,
   UUID_RE,
   type Client,
   type Credential,
@@ -15,19 +16,12 @@ import {
 } from './helpers/herald.js';
 import { ERROR_KEYS, expectError, expectValidation, expectGqlError, sortedKeys as sorted } from './helpers/expect.js';
 
-let herald: Herald;
-let api: Client;
+let herald: Herald, api: Client;
+beforeAll(async () => ({ herald, api } = await heraldWithClient({ TRUST_PROXY: 'true' })));
+afterAll(() => herald?.stop());
 
-// Logins carry this file's own client address, so failed logins elsewhere in the run can not
-// trip the per-address login throttle here (and ours can not trip theirs).
-const CLIENT_ADDRESS = `10.${randomInt(1, 255)}.${randomInt(1, 255)}.${randomInt(1, 255)}`;
-const FROM_US = { 'x-forwarded-for': CLIENT_ADDRESS };
-
-beforeAll(async () => {
-  herald = await startTestHerald({ TRUST_PROXY: 'true' });
-  api = client(herald.url);
-});
-afterAll(() => herald.stop());
+// Logins carry this file's own client address (see randomClientAddress).
+const FROM_US = { 'x-forwarded-for': randomClientAddress() };
 
 const USER_KEYS = [
   '_id',
@@ -309,9 +303,7 @@ describe('GET /users/me', () => {
 
 describe('POST /users', () => {
   let org: Org;
-  beforeAll(async () => {
-    org = await signupOrg(api);
-  });
+  beforeAll(async () => (org = await signupOrg(api)));
 
   test('creates an active user with the default role user', async () => {
     const body = memberBody({ firstName: 'Alan', lastName: 'Turing', phoneNumber: '711222333' });
@@ -352,14 +344,7 @@ describe('POST /users', () => {
 
   test('validation names every failing field', async () => {
     const before = (await listAll(org)).length;
-    expectValidation(await api.post('/users', {}, { token: org.token }), [
-      'firstName',
-      'lastName',
-      'email',
-      'password',
-      'countryCode',
-      'phoneNumber',
-    ]);
+    expectValidation(await api.post('/users', {}, { token: org.token }), USER_FIELDS);
     expectValidation(
       await api.post(
         '/users',
@@ -439,9 +424,7 @@ describe('POST /users', () => {
 
 describe('PUT /users/:id', () => {
   let org: Org;
-  beforeAll(async () => {
-    org = await signupOrg(api);
-  });
+  beforeAll(async () => (org = await signupOrg(api)));
 
   test('updates only the given fields', async () => {
     const m = await addMember(org);
@@ -538,9 +521,7 @@ describe('PUT /users/:id', () => {
 
 describe('deactivate and reactivate', () => {
   let org: Org;
-  beforeAll(async () => {
-    org = await signupOrg(api);
-  });
+  beforeAll(async () => (org = await signupOrg(api)));
 
   test('deactivation stops logins and tokens; reactivation restores logins', async () => {
     const m = await addMember(org);
@@ -596,9 +577,7 @@ describe('deactivate and reactivate', () => {
 
 describe('DELETE /users/:id', () => {
   let org: Org;
-  beforeAll(async () => {
-    org = await signupOrg(api);
-  });
+  beforeAll(async () => (org = await signupOrg(api)));
 
   test('deletes permanently', async () => {
     const m = await addMember(org);
@@ -725,9 +704,7 @@ describe('the last active admin', () => {
 
 describe('PUT /users/:id/password', () => {
   let org: Org;
-  beforeAll(async () => {
-    org = await signupOrg(api);
-  });
+  beforeAll(async () => (org = await signupOrg(api)));
 
   test('a self-change needs the correct old password', async () => {
     const m = await addMember(org);
