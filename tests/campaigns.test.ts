@@ -294,6 +294,22 @@ describe('schedule and cancel', () => {
     expect(Date.parse(outbox[0].createdAt)).toBeGreaterThanOrEqual(at.getTime() - 50);
   });
 
+  test('a scheduled campaign whose time comes when the balance is short fails its batches, uncharged, with the reason', async () => {
+    const org = await signupOrg(api);
+    await seedContacts(org, 150, 3);
+    const c = await campaign(org, { scheduleDate: new Date(Date.now() + 1500).toISOString() });
+    expect((await api.post(`/campaigns/${c._id}/launch`, undefined, { token: org.token })).body.status).toBe('scheduled');
+    // 150 recipients need 150 credits: the start reserves nothing, and the chunk's claim finds 120.
+    await herald.db('organizations').where({ id: org.orgId }).update({ credits: 120 });
+    const done = await waitFor(() => api.get(`/campaigns/${c._id}`, { token: org.token }), (r) => r.body.status === 'completed');
+    expect(done.body.analytics).toMatchObject({ sent: 0, failed: 150 });
+    expect((await api.get('/organizations/current', { token: org.token })).body.credits).toBe(120);
+    expect((await api.get('/sandbox/outbox', { token: org.token })).body).toEqual([]);
+    const logs = (await api.get(`/message-logs?campaignId=${c._id}`, { token: org.token })).body;
+    expect(logs.flatMap((l: any) => l.recipients.map((r: any) => [r.status, r.error]))).toEqual(Array(150).fill(['failed', 'Insufficient credits']));
+    expect(logs.reduce((sum: number, l: any) => sum + l.cost, 0)).toBe(0);
+  });
+
   test('rescheduling moves the start; cancelling a scheduled campaign removes it', async () => {
     const org = await signupOrg(api);
     await contact(org, { name: 'A', phone: '0712345401' });

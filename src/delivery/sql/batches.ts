@@ -17,30 +17,28 @@ interface ChunkKey {
 }
 
 /**
- * Locks a chunk's claimable batches of an active campaign (`pending`, or `sending` under a lease
- * that ran out: its worker died) and answers what each needs reserved beyond what it holds. Rows
- * another worker is claiming are skipped, so of two workers only one gets a batch.
+ * Claims a chunk's claimable batches of an active campaign (`pending`, or `sending` under a lease that
+ * ran out: its worker died) for this worker, holding what they cost, and answers their addresses
+ * (JSON text) and what each needs reserved beyond what it held. Rows another worker is claiming are
+ * skipped, so of two workers only one gets a batch. The caller reserves the sum in the same
+ * transaction, and rolls the claim back when the balance does not cover it.
  */
-export const lockClaimableBatches = statement<ChunkKey & { leaseSeconds: number; unitCost: number }, { batch_no: number; extra: number }>(
-  'herald_batches_lock_claimable',
-  `SELECT b.batch_no, greatest(round(:unitCost::numeric * b.recipient_count, 2) - b.reserved, 0) AS extra
-   FROM campaign_batches b
-   WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel AND b.batch_no BETWEEN :first AND :last
-     AND (b.status = 'pending' OR (b.status = 'sending' AND b.claimed_at < now() - make_interval(secs => :leaseSeconds)))
-     AND EXISTS (SELECT 1 FROM campaigns c WHERE c.organization_id = :orgId AND c.id = :campaignId AND c.status = 'active')
-   ORDER BY b.batch_no
-   FOR UPDATE OF b SKIP LOCKED`,
-);
-
-/** Marks locked batches as being sent by this worker, holding what they cost; answers their addresses (JSON text). */
-export const claimBatches = statement<Omit<ChunkKey, 'first' | 'last'> & { batchNos: number[]; unitCost: number }, { batch_no: number; addresses: string }>(
+export const claimBatches = statement<ChunkKey & { leaseSeconds: number; unitCost: number }, { batch_no: number; extra: number; addresses: string }>(
   'herald_batches_claim',
-  `UPDATE campaign_batches b
-   SET status = 'sending', claimed_at = now(), attempts = b.attempts + 1,
-       reserved = greatest(b.reserved, round(:unitCost::numeric * b.recipient_count, 2))
-   WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel AND b.batch_no = ANY(:batchNos::int[])
+  `WITH candidates AS (
+     SELECT b.batch_no, greatest(round(:unitCost::numeric * b.recipient_count, 2) - b.reserved, 0) AS extra
+     FROM campaign_batches b
+     WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel AND b.batch_no BETWEEN :first AND :last
+       AND (b.status = 'pending' OR (b.status = 'sending' AND b.claimed_at < now() - make_interval(secs => :leaseSeconds)))
+       AND EXISTS (SELECT 1 FROM campaigns c WHERE c.organization_id = :orgId AND c.id = :campaignId AND c.status = 'active')
+     FOR UPDATE OF b SKIP LOCKED)
+   UPDATE campaign_batches b
+   SET status = 'sending', claimed_at = now(), attempts = b.attempts + 1, reserved = b.reserved + candidates.extra
+   FROM candidates
+   WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel AND b.batch_no BETWEEN :first AND :last
+     AND b.batch_no = candidates.batch_no
    -- Addresses as JSON text: parsed natively, much faster than an array literal.
-   RETURNING b.batch_no, array_to_json(b.addresses)::text AS addresses`,
+   RETURNING b.batch_no, candidates.extra, array_to_json(b.addresses)::text AS addresses`,
 );
 
 /** Extends the lease of batches this worker is still sending. */

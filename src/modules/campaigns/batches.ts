@@ -13,7 +13,6 @@ import {
   batchesPerChannel,
   claimBatches,
   interruptedBatches,
-  lockClaimableBatches,
   renewBatchLease,
   settleBatches,
   stalledBatches,
@@ -129,19 +128,23 @@ const failure = (recipient: string, error: string): DeliveryResult => ({ recipie
 
 /**
  * Claims the chunk's claimable batches and reserves what they cost beyond what they already hold, in
- * one transaction. 'short' when the balance does not cover them (nothing claimed then).
+ * one transaction. 'short' when the balance does not cover them (the claim is rolled back then).
  */
 async function claim(db: Db, ref: ChunkRef, unitCost: number, leaseSeconds: number): Promise<Claimed[] | 'short'> {
   const [first, last] = batchRange(ref);
-  return db.transaction(async (trx) => {
-    const claimable = await run(trx, lockClaimableBatches, { ...keyOf(ref), first, last, leaseSeconds, unitCost });
-    if (!claimable.length) return [];
-    if (!(await credits.reserve(trx, ref.orgId, claimable.reduce((sum, b) => sum + Number(b.extra), 0)))) return 'short';
-    const rows = await run(trx, claimBatches, { ...keyOf(ref), batchNos: claimable.map((b) => b.batch_no), unitCost });
-    return rows
-      .sort((a, b) => a.batch_no - b.batch_no)
-      .map((r) => ({ batch_no: r.batch_no, addresses: JSON.parse(r.addresses) as string[], logId: batchLogId(ref.campaignId, ref.channel, r.batch_no) }));
-  });
+  const short = new Error('short');
+  try {
+    return await db.transaction(async (trx) => {
+      const rows = await run(trx, claimBatches, { ...keyOf(ref), first, last, leaseSeconds, unitCost });
+      if (!(await credits.reserve(trx, ref.orgId, rows.reduce((sum, b) => sum + Number(b.extra), 0)))) throw short;
+      return rows
+        .sort((a, b) => a.batch_no - b.batch_no)
+        .map((r) => ({ batch_no: r.batch_no, addresses: JSON.parse(r.addresses) as string[], logId: batchLogId(ref.campaignId, ref.channel, r.batch_no) }));
+    });
+  } catch (err) {
+    if (err === short) return 'short';
+    throw err;
+  }
 }
 
 /**
