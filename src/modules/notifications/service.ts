@@ -4,6 +4,7 @@ import { idempotent } from '../../db/idempotency.js';
 import { tenant } from '../../db/tenant.js';
 import { deliver, type RecipientInput, type RecipientOutcome } from '../../delivery/pipeline.js';
 import type { Channel } from '../../delivery/types.js';
+import { normaliseAddress } from '../../lib/addresses.js';
 import { badRequest, HttpError } from '../../lib/errors.js';
 import { toE164 } from '../../lib/phone.js';
 import { operation } from '../../operation.js';
@@ -47,11 +48,9 @@ const sendInput = z
 
 const sendToAllInput = z.strictObject({ ...common, to: z.literal('all', { error: 'must be "all"' }) }).superRefine(channelRules);
 
-const EMAIL = z.email();
-
 /** The address as Herald sends to it (E.164 or a lower-case email), or null when it is not one. */
 async function normalise(ctx: AuthedContext, channel: Channel, raw: string): Promise<string | null> {
-  if (channel === 'email') return EMAIL.safeParse(raw.trim()).success ? raw.trim().toLowerCase() : null;
+  if (channel === 'email') return normaliseAddress(raw, { kind: 'email', dotlessDomains: !ctx.config.blockPrivateHosts });
   const org = await ctx.loaders.organizationById.load(ctx.caller.orgId);
   return toE164(raw, { orgCountry: org?.country });
 }
