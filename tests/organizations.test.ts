@@ -13,6 +13,9 @@ const CREDENTIAL_KEYS = [
   'email_host',
   'email_pass',
   'email_port',
+  'email_secure',
+  'email_tls_ca',
+  'email_tls_verify',
   'email_user',
   'sms_apiKey',
   'sms_apiUrl',
@@ -72,7 +75,8 @@ describe('GET /organizations/current', () => {
     const org = await signupOrg(api, { sector: 'Retail', country: 'KE' });
     const member = await addUser(api, org);
     const q = `{ organization { _id name sector country credits emailFromName createdAt updatedAt credentials {
-      sms_apiUrl sms_apiKey sms_partnerID sms_shortCode email_host email_port email_user email_pass email_from whatsapp_phone_number_id } } }`;
+      sms_apiUrl sms_apiKey sms_partnerID sms_shortCode email_host email_port email_user email_pass email_from email_secure email_tls_verify email_tls_ca
+      whatsapp_phone_number_id } } }`;
     for (const token of [org.token, member.token]) {
       const res = await api.gql(q, undefined, { token });
       expect(res.body.errors).toBeUndefined();

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -59,6 +61,12 @@ const envSchema = z.object({
   WORKERS: bool.default(true),
   WORKER_CONCURRENCY: intIn(1, 100).default(4),
   AUTH_CACHE_MS: intIn(0, 60_000).default(2000),
+  PUBLIC_URL: url.optional(),
+  SMTP_EHLO_NAME: z
+    .string()
+    .regex(/^([A-Za-z0-9-]+\.)*[A-Za-z0-9-]+$|^\[(IPv6:)?[0-9A-Fa-f:.]+\]$/, 'must be a host name or an address literal such as [192.0.2.1]')
+    .max(253)
+    .optional(),
   CAMPAIGN_LEASE_SECONDS: intIn(1, 3600).default(60),
 });
 
@@ -97,6 +105,10 @@ export interface Config {
   campaignLeaseSeconds: number;
   /** How long authentication may reuse a user or API-key row (0: re-read on every request). */
   authCacheMs: number;
+  /** The base of links Herald puts in messages; default `http://localhost:<PORT>`. */
+  publicUrl: string;
+  /** The name Herald gives in SMTP's EHLO (see `ehloName`). */
+  smtpEhloName: string;
 }
 
 export class ConfigError extends Error {
@@ -163,7 +175,22 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     workerConcurrency: env.WORKER_CONCURRENCY,
     campaignLeaseSeconds: env.CAMPAIGN_LEASE_SECONDS,
     authCacheMs: env.AUTH_CACHE_MS,
+    publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
+    smtpEhloName: ehloName(env.SMTP_EHLO_NAME, env.PUBLIC_URL),
   };
+}
+
+/**
+ * The name Herald introduces itself with to SMTP servers: `SMTP_EHLO_NAME`, else the host of an
+ * explicit `PUBLIC_URL`, else the machine's host name. Never a loopback address: strict servers
+ * refuse `[127.0.0.1]`, nodemailer's own fallback for a host name without a dot.
+ */
+export function ehloName(configured: string | undefined, publicUrl: string | undefined, machine: string = hostname()): string {
+  if (configured) return configured;
+  const host = publicUrl ? new URL(publicUrl).hostname.replace(/^\[|\]$/g, '') : '';
+  const loopback = host === 'localhost' || host === '::1' || /^127\./.test(host);
+  if (host && !loopback) return isIP(host) === 6 ? `[IPv6:${host}]` : isIP(host) === 4 ? `[${host}]` : host;
+  return machine || 'localhost';
 }
 
 function localSecrets(dataDir: string, needed: boolean): { jwtSecret: string; credentialsKey: string } | null {

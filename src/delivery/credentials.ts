@@ -1,6 +1,13 @@
 import type { Config } from '../config/config.js';
 import { decryptJson, encryptJson } from '../lib/crypto.js';
 
+/**
+ * How an SMTP connection is protected: `tls` from the first byte (port 465), `starttls` required
+ * (never sends in clear), `starttls-if-offered` (upgrades when the server offers it), `none`.
+ */
+export const EMAIL_SECURE_MODES = ['tls', 'starttls', 'starttls-if-offered', 'none'] as const;
+export type EmailSecure = (typeof EMAIL_SECURE_MODES)[number];
+
 /** What an organization keeps for its channels, decrypted. */
 export interface StoredCredentials {
   sms_apiKey?: string;
@@ -11,8 +18,19 @@ export interface StoredCredentials {
   email_user?: string;
   email_pass?: string;
   email_from?: string;
+  /** Unset: the default for the port (`emailSecure`). */
+  email_secure?: EmailSecure;
+  /** Unset: true. */
+  email_tls_verify?: boolean;
+  /** PEM certificates the relay's certificate must chain to, instead of the public roots. */
+  email_tls_ca?: string;
   whatsapp_access_token?: string;
   whatsapp_phone_number_id?: string;
+}
+
+/** The TLS mode an SMTP connection uses: the organization's choice, else implicit TLS on 465 only. */
+export function emailSecure(creds: Pick<StoredCredentials, 'email_secure' | 'email_port'>): EmailSecure {
+  return creds.email_secure ?? (Number(creds.email_port) === 465 ? 'tls' : 'starttls-if-offered');
 }
 
 /** The organization's credentials as stored: one AES-256-GCM sealed JSON document (`CREDENTIALS_KEY`). */

@@ -27,7 +27,7 @@ export interface Delivery {
 function liveAdapters(config: Config): Record<Channel, ChannelAdapter> {
   return {
     sms: createSmsGatewayAdapter({ baseUrl: config.smsApiUrl, timeoutMs: config.providerTimeoutMs, callsInFlight: config.sendConcurrency * 2 }),
-    email: createSmtpAdapter({ timeoutMs: config.providerTimeoutMs, maxConnections: 5 }),
+    email: createSmtpAdapter({ timeoutMs: config.providerTimeoutMs, maxConnections: 5, ehloName: config.smtpEhloName }),
     whatsapp: createWhatsAppCloudAdapter({ baseUrl: config.whatsappApiUrl, timeoutMs: config.providerTimeoutMs, concurrency: config.sendConcurrency }),
   };
 }

@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
+import { compile } from 'html-to-text';
 import nodemailer from 'nodemailer';
+import type SMTPConnection from 'nodemailer/lib/smtp-connection';
 import pMap from 'p-map';
-import type { StoredCredentials } from '../credentials.js';
+import { emailSecure, type EmailSecure, type StoredCredentials } from '../credentials.js';
 import type { ChannelAdapter, DeliveryResult, DeliveryTarget, OutboundMessage } from '../types.js';
 
 export interface SmtpAdapterOptions {
@@ -13,7 +16,9 @@ export interface SmtpAdapterOptions {
   poolTtlMs?: number;
   /** Pools kept open at once; the least recently used is closed beyond it. Default 50. */
   maxPools?: number;
-  /** Local tests only: never try STARTTLS. Production keeps nodemailer's opportunistic TLS. */
+  /** The name given in EHLO (`SMTP_EHLO_NAME`, resolved by the configuration). Default: the machine's host name. */
+  ehloName?: string;
+  /** Local tests only: credentials without `email_secure` use `none` instead of the port's default. */
   allowInsecure?: boolean;
 }
 
@@ -35,6 +40,7 @@ export function createSmtpAdapter(options: SmtpAdapterOptions): ChannelAdapter {
   const maxConnections = Math.max(1, options.maxConnections);
   // Map order doubles as recency order: an entry is re-inserted on every use.
   const pools = new Map<string, Pool>();
+  const ehloName = options.ehloName || hostname() || 'localhost';
 
   function retire(key: string, pool: Pool) {
     pools.delete(key);
@@ -43,12 +49,13 @@ export function createSmtpAdapter(options: SmtpAdapterOptions): ChannelAdapter {
     if (pool.inFlight === 0) pool.transport.close();
   }
 
-  function acquire(host: string, port: number, credentials: StoredCredentials): Pool {
+  function acquire(host: string, port: number, secure: EmailSecure, credentials: StoredCredentials): Pool {
     const now = Date.now();
     for (const [key, pool] of pools) if (now - pool.lastUsed > poolTtlMs) retire(key, pool);
 
-    const passHash = createHash('sha256').update(credentials.email_pass ?? '').digest('hex');
-    const key = [host, port, credentials.email_user ?? '', passHash].join('|');
+    const hash = (value: string | undefined) => createHash('sha256').update(value ?? '').digest('hex');
+    const verify = credentials.email_tls_verify !== false;
+    const key = [host, port, secure, verify, hash(credentials.email_tls_ca), credentials.email_user ?? '', hash(credentials.email_pass)].join('|');
     let pool = pools.get(key);
     if (pool) {
       pools.delete(key);
@@ -58,8 +65,11 @@ export function createSmtpAdapter(options: SmtpAdapterOptions): ChannelAdapter {
         pool: true,
         host,
         port,
-        secure: port === 465,
-        ignoreTLS: options.allowInsecure === true,
+        name: ehloName,
+        secure: secure === 'tls',
+        requireTLS: secure === 'starttls',
+        ignoreTLS: secure === 'none',
+        tls: { rejectUnauthorized: verify, ...(credentials.email_tls_ca ? { ca: credentials.email_tls_ca } : {}) },
         maxConnections,
         idleTimeout,
         connectionTimeout: options.timeoutMs,
@@ -67,7 +77,11 @@ export function createSmtpAdapter(options: SmtpAdapterOptions): ChannelAdapter {
         // The socket timeout also runs while a pooled connection waits for work: a short one would
         // drop idle connections between sends. A stalled server is caught by the per-message deadline.
         socketTimeout: Math.max(options.timeoutMs, idleTimeout + 60_000),
-        ...(credentials.email_user ? { auth: { user: credentials.email_user, pass: credentials.email_pass ?? '' } } : {}),
+        // nodemailer sends without logging in when the server offers no AUTH; forcing the login
+        // routes that case to `plainLogin`, which refuses to go on without credentials being used.
+        ...(credentials.email_user
+          ? { auth: { user: credentials.email_user, pass: credentials.email_pass ?? '' }, forceAuth: true, customAuth: { PLAIN: plainLogin } }
+          : {}),
       });
       pool = { transport, lastUsed: now, inFlight: 0, evicted: false };
     }
@@ -91,15 +105,20 @@ export function createSmtpAdapter(options: SmtpAdapterOptions): ChannelAdapter {
       if (!host || !credentials.email_from) return failAll('SMTP: missing credentials');
       if (!Number.isInteger(port) || port < 1 || port > 65535) return failAll(`SMTP: invalid port ${credentials.email_port}`);
 
-      const pool = acquire(host, port, credentials);
+      const secure = credentials.email_secure ?? (options.allowInsecure ? 'none' : emailSecure(credentials));
+      const pool = acquire(host, port, secure, credentials);
       const content = isMarkup(message.body) ? { html: message.body, text: htmlToText(message.body) } : { text: message.body };
       const attachments = message.attachments?.map((a) => ({ filename: a.filename, content: a.content, contentType: a.contentType, encoding: 'base64' }));
       pool.inFlight += 1;
+      // A failure of the connection's set-up (TLS, AUTH) would meet every recipient alike: after the
+      // first, the others fail with it without another connection.
+      let setupFailure: { error: string; retryable: boolean } | undefined;
       try {
         // One message per recipient, so no recipient sees the others' addresses.
         return await pMap(
           targets,
           async (target): Promise<DeliveryResult> => {
+            if (setupFailure) return { recipient: target.recipient, ok: false, network, ...setupFailure };
             try {
               const info = await pool.transport.sendMail({
                 from: { name: message.fromName, address: credentials.email_from! },
@@ -112,7 +131,9 @@ export function createSmtpAdapter(options: SmtpAdapterOptions): ChannelAdapter {
               });
               return { recipient: target.recipient, ok: true, network, providerMessageId: info.messageId };
             } catch (err) {
-              return { recipient: target.recipient, ok: false, network, ...describeFailure(err, options.timeoutMs * 2) };
+              const { setup, ...failure } = describeFailure(err, { deadlineMs: options.timeoutMs * 2, port, secure });
+              if (setup) setupFailure = failure;
+              return { recipient: target.recipient, ok: false, network, ...failure };
             }
           },
           { concurrency: maxConnections },
@@ -128,24 +149,85 @@ export function createSmtpAdapter(options: SmtpAdapterOptions): ChannelAdapter {
   };
 }
 
+/** The server offers no AUTH mechanism nodemailer can use while the organization set `email_user`. */
+class AuthNotOffered extends Error {
+  constructor() {
+    super('the server offers no AUTH mechanism');
+  }
+}
+
+/**
+ * AUTH PLAIN, as nodemailer does it, except when the server offered no mechanism at all (the forced
+ * login falls back to PLAIN then): sending without logging in would hide a misconfigured relay.
+ */
+async function plainLogin(ctx: SMTPConnection.CustomAuthenticationContext): Promise<void> {
+  if (!ctx.authMethods.length) throw new AuthNotOffered();
+  const { user, pass } = ctx.auth.credentials ?? { user: ctx.auth.user ?? '', pass: ctx.auth.pass ?? '' };
+  const reply = await ctx.sendCommand(`AUTH PLAIN ${Buffer.from(`\u0000${user}\u0000${pass}`, 'utf8').toString('base64')}`);
+  if (reply.status !== 235) throw new Error('Invalid login');
+}
+
 interface SmtpError {
   code?: string;
+  originalCode?: string;
+  command?: string;
   response?: string;
   responseCode?: number;
   message?: string;
+  reason?: string;
   name?: string;
 }
 
-function describeFailure(err: unknown, deadlineMs: number): { error: string; retryable: boolean } {
+/** OpenSSL's verdicts on a certificate (node's `err.code`): the relay's certificate is not trusted as configured. */
+const CERTIFICATE_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_DECRYPT_CERT_SIGNATURE',
+  'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_NOT_YET_VALID',
+  'CERT_HAS_EXPIRED',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'CERT_CHAIN_TOO_LONG',
+  'INVALID_CA',
+  'INVALID_PURPOSE',
+]);
+
+/** Why a message failed; `setup` when it was the connection's TLS or AUTH, not the message or its recipient. */
+function describeFailure(err: unknown, context: { deadlineMs: number; port: number; secure: EmailSecure }): { error: string; retryable: boolean; setup?: boolean } {
   const e = (err ?? {}) as SmtpError;
+  const code = e.originalCode ?? e.code ?? '';
+  // Configuration errors: every attempt would meet the same certificate or the same server, so
+  // they are final, and the reason says which credential changes the outcome.
+  if (CERTIFICATE_CODES.has(code)) {
+    return { error: `TLS: ${e.message}; set email_tls_ca or email_tls_verify`, retryable: false, setup: true };
+  }
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+    return { error: `TLS: ${e.message?.trim()}; set email_host to a name the certificate lists, or email_tls_verify`, retryable: false, setup: true };
+  }
+  if (code.startsWith('ERR_SSL_')) {
+    const hint = context.secure === 'tls' ? `is port ${context.port} implicit TLS? if not, set email_secure to starttls` : 'check email_secure';
+    return { error: `TLS: ${e.reason ?? e.message}; ${hint}`, retryable: false, setup: true };
+  }
+  if (e.code === 'ETLS' && e.command === 'STARTTLS' && e.response) {
+    return { error: `TLS: the server does not offer STARTTLS (answered ${e.response}); email_secure ${context.secure} does not send in clear`, retryable: false, setup: true };
+  }
+  if (err instanceof AuthNotOffered) {
+    return { error: 'SMTP: email_user is set but the server offers no AUTH (PLAIN, LOGIN or CRAM-MD5); not sending unauthenticated', retryable: false, setup: true };
+  }
   if (typeof e.responseCode === 'number' && e.response) {
-    return { error: e.response, retryable: e.responseCode >= 400 && e.responseCode < 500 };
+    // A refused login is the same for every message: trying it again per recipient only looks like an attack.
+    return { error: e.response, retryable: e.responseCode >= 400 && e.responseCode < 500, setup: e.code === 'EAUTH' };
   }
   // The hard deadline only fires once the server has greeted us (connect and greeting have their
   // own, retryable, timeouts): the message may already be accepted, and sending it again could
   // deliver it twice. Final, like any answer we cannot read.
   if (e.code === 'EABORT' || e.name === 'AbortError' || e.name === 'TimeoutError') {
-    return { error: `SMTP: no answer within ${deadlineMs} ms; the message may have been delivered`, retryable: false };
+    return { error: `SMTP: no answer within ${context.deadlineMs} ms; the message may have been delivered`, retryable: false };
   }
   return { error: `SMTP: ${e.message ?? String(err)}`, retryable: CONNECTION_CODES.has(e.code ?? '') };
 }
@@ -157,28 +239,17 @@ export function isMarkup(body: string): boolean {
   return MARKUP.test(body);
 }
 
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
-
-/** The plain-text alternative of an HTML body: enough for a text-only client, not a renderer. */
-export function htmlToText(html: string): string {
-  return html
-    .replace(/<(script|style|head)\b[\s\S]*?<\/\1\s*>/gi, '')
-    .replace(/<!--[\s\S]*?-->/g, '')
-    .replace(/<br\s*\/?>/gi, '\n')
-    .replace(/<\/(p|div|h[1-6]|li|tr|table|blockquote|section|article|header|footer)\s*>/gi, '\n')
-    .replace(/<li\b[^>]*>/gi, '- ')
-    .replace(/<[^>]+>/g, '')
-    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (entity, name: string) => {
-      if (name[0] === '#') {
-        const point = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
-        return point > 0 && point <= 0x10ffff ? String.fromCodePoint(point) : entity;
-      }
-      return ENTITIES[name.toLowerCase()] ?? entity;
-    })
-    .replace(/[^\S\n]+/g, ' ')
-    .split('\n')
-    .map((line) => line.trim())
-    .join('\n')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
-}
+/**
+ * The plain-text alternative of an HTML body (html-to-text): every named entity decoded, a link's
+ * URL kept after its text, lists as `- item` / ` 1. item`, headings in their own case on lines of
+ * their own, layout tables read as blocks, images and scripts left out.
+ */
+export const htmlToText: (html: string) => string = compile({
+  wordwrap: 78,
+  selectors: [
+    { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
+    { selector: 'img', format: 'skip' },
+    { selector: 'ul', options: { itemPrefix: '- ' } },
+    ...['h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map((selector) => ({ selector, options: { uppercase: false } })),
+  ],
+});

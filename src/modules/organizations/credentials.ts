@@ -1,9 +1,13 @@
+import { X509Certificate } from 'node:crypto';
 import type { Config } from '../../config/config.js';
-import type { StoredCredentials } from '../../delivery/credentials.js';
+import { emailSecure, type StoredCredentials } from '../../delivery/credentials.js';
 import { mask } from '../../lib/crypto.js';
 import type { CredentialsDto } from './dto.js';
 
-/** The fields the interface returns: secrets masked, the WhatsApp token never shown. */
+/**
+ * The fields the interface returns: secrets masked, the WhatsApp token never shown. Once an email
+ * host is set, the TLS mode and verification show what sending uses (a default included).
+ */
 export function showCredentials(config: Config, creds: StoredCredentials): CredentialsDto {
   return {
     sms_apiUrl: config.smsApiUrl,
@@ -15,6 +19,25 @@ export function showCredentials(config: Config, creds: StoredCredentials): Crede
     email_user: creds.email_user ?? null,
     email_pass: mask(creds.email_pass),
     email_from: creds.email_from ?? null,
+    email_secure: creds.email_host ? emailSecure(creds) : null,
+    email_tls_verify: creds.email_host ? creds.email_tls_verify !== false : null,
+    email_tls_ca: creds.email_tls_ca ?? null,
     whatsapp_phone_number_id: creds.whatsapp_phone_number_id ?? null,
   };
+}
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[A-Za-z0-9+/=\s]+-----END CERTIFICATE-----/g;
+
+/** One or more PEM certificates, each one readable, and nothing else that looks like PEM (no private key). */
+export function isCertificateBundle(text: string): boolean {
+  const blocks = text.match(PEM_CERTIFICATE) ?? [];
+  if (!blocks.length || (text.match(/-----BEGIN /g) ?? []).length !== blocks.length) return false;
+  return blocks.every((pem) => {
+    try {
+      new X509Certificate(pem);
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }

@@ -1,4 +1,4 @@
-import type { StoredCredentials } from '../../delivery/credentials.js';
+import type { EmailSecure, StoredCredentials } from '../../delivery/credentials.js';
 
 export interface OrganizationRow {
   id: string;
@@ -21,6 +21,9 @@ export const CREDENTIAL_FIELDS = [
   'email_user',
   'email_pass',
   'email_from',
+  'email_secure',
+  'email_tls_verify',
+  'email_tls_ca',
   'whatsapp_access_token',
   'whatsapp_phone_number_id',
 ] as const satisfies readonly (keyof StoredCredentials)[];
@@ -35,6 +38,9 @@ export interface CredentialsDto {
   email_user: string | null;
   email_pass: string | null;
   email_from: string | null;
+  email_secure: EmailSecure | null;
+  email_tls_verify: boolean | null;
+  email_tls_ca: string | null;
   whatsapp_phone_number_id: string | null;
 }
 

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import type { Config } from '../../config/config.js';
 import { nowMs } from '../../db/database.js';
-import { badRequest, notFound } from '../../lib/errors.js';
+import { isEmailAddress } from '../../lib/addresses.js';
+import { badRequest, notFound, validationFailed } from '../../lib/errors.js';
 import { isPrivateHost } from '../../lib/hosts.js';
 import { operation } from '../../operation.js';
-import { readCredentials, sealCredentials } from '../../delivery/credentials.js';
-import { showCredentials } from './credentials.js';
+import { EMAIL_SECURE_MODES, readCredentials, sealCredentials, type StoredCredentials } from '../../delivery/credentials.js';
+import { isCertificateBundle, showCredentials } from './credentials.js';
 import { toSummary, type OrganizationDto, type OrganizationRow } from './dto.js';
 
 function toOrganizationDto(config: Config, row: OrganizationRow): OrganizationDto {
@@ -29,6 +30,14 @@ export const current = operation({
 
 const text = (max: number) => z.string().trim().min(1).max(max);
 
+/** `587` or `"587"`: self-hosters write ports both ways; stored as a string. */
+const port = z
+  .union([z.number(), z.string()], { error: 'must be a port number' })
+  .transform((p) => String(p).trim())
+  .pipe(z.string().regex(/^\d{1,5}$/, 'must be a port number').refine((p) => Number(p) >= 1 && Number(p) <= 65535, 'must be between 1 and 65535'));
+
+const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')], { error: 'must be true or false' });
+
 export const updateCredentials = operation({
   access: { role: 'admin', apiKeys: false },
   input: z.strictObject({
@@ -36,10 +45,20 @@ export const updateCredentials = operation({
     sms_partnerID: text(100).optional(),
     sms_shortCode: text(100).optional(),
     email_host: z.string().trim().min(1).max(253).regex(/^[A-Za-z0-9.:\-\[\]]+$/, 'must be a host name or address').optional(),
-    email_port: z.string().trim().regex(/^\d{1,5}$/, 'must be a port number').refine((p) => Number(p) >= 1 && Number(p) <= 65535, 'must be between 1 and 65535').optional(),
+    email_port: port.optional(),
     email_user: text(254).optional(),
     email_pass: text(500).optional(),
-    email_from: z.string().trim().max(254).pipe(z.email({ error: 'must be a valid email' })).optional(),
+    // A domain without a dot is refused in `run` when the platform blocks private hosts.
+    email_from: z.string().trim().max(254).refine((a) => isEmailAddress(a, { dotlessDomains: true }), 'must be a valid email').optional(),
+    email_secure: z.enum(EMAIL_SECURE_MODES).optional(),
+    email_tls_verify: flag.optional(),
+    // The empty string removes it.
+    email_tls_ca: z
+      .string()
+      .trim()
+      .max(65_536)
+      .refine((pem) => pem === '' || isCertificateBundle(pem), 'must be one or more PEM certificates (-----BEGIN CERTIFICATE-----)')
+      .optional(),
     whatsapp_access_token: text(2000).optional(),
     whatsapp_phone_number_id: z.string().trim().regex(/^\d{1,30}$/, 'must be digits').optional(),
   }),
@@ -47,9 +66,13 @@ export const updateCredentials = operation({
     if (ctx.config.blockPrivateHosts && input.email_host && (await isPrivateHost(input.email_host.replace(/^\[|\]$/g, '')))) {
       throw badRequest('email_host must not be a loopback, private or link-local address');
     }
+    if (ctx.config.blockPrivateHosts && input.email_from && !isEmailAddress(input.email_from)) {
+      throw validationFailed([{ field: 'email_from', message: 'email_from must be a valid email' }]);
+    }
     const row = await ctx.db.transaction(async (trx) => {
       const current = (await trx('organizations').where({ id: ctx.caller.orgId }).forUpdate().first()) as OrganizationRow;
-      const merged = { ...readCredentials(ctx.config, current), ...input };
+      const merged: StoredCredentials = { ...readCredentials(ctx.config, current), ...input };
+      if (merged.email_tls_ca === '') delete merged.email_tls_ca;
       const [updated] = await trx('organizations')
         .where({ id: ctx.caller.orgId })
         .update({ credentials: sealCredentials(ctx.config, merged), updated_at: nowMs(ctx.db) })
