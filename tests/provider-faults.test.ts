@@ -341,6 +341,24 @@ describe('a send in flight and one its process abandoned', () => {
     ] });
     expect(await credits(org)).toBe(before);
   });
+
+  test('several abandoned logs of one organization are all refunded, and so are other organizations\'', async () => {
+    const [a, b] = [await liveOrg(), await liveOrg()];
+    const before = [await credits(a), await credits(b)];
+    const abandon = async (org: typeof a, n: number) => {
+      await herald.db('organizations').where({ id: org.orgId }).decrement('credits', n);
+      for (let i = 0; i < n; i++) {
+        await herald.db('message_logs').insert({
+          organization_id: org.orgId, channel: 'sms', message_preview: 'x', message_length: 1, unit_cost: 1, reserved: 1,
+          pending_count: 1, failed_count: 0, created_at: new Date(Date.now() - 3_600_000), recipients: JSON.stringify([phone(60 + i)]),
+        });
+      }
+    };
+    await abandon(a, 3);
+    await abandon(b, 2);
+    expect(await settleAbandoned(herald.db, 60)).toBe(5);
+    expect([await credits(a), await credits(b)]).toEqual(before);
+  });
 });
 
 describe('campaigns through the queue', () => {

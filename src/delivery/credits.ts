@@ -28,8 +28,10 @@ const releaseCredits = statement<{ orgId: string; amount: number }>(
 
 const releaseCreditsOfMany = statement<{ rows: string }>(
   'herald_credits_release_many',
+  // Summed per organization first: an UPDATE ... FROM whose target row matches several rows
+  // applies only one of them.
   `UPDATE organizations o SET credits = o.credits + r.amount
-   FROM json_to_recordset(:rows::json) AS r(org_id uuid, amount numeric)
+   FROM (SELECT org_id, sum(amount) AS amount FROM json_to_recordset(:rows::json) AS j(org_id uuid, amount numeric) GROUP BY org_id) r
    WHERE o.id = r.org_id AND r.amount > 0`,
 );
 
