@@ -1,5 +1,6 @@
-import { createHash } from 'node:crypto';
+import { createHash, X509Certificate } from 'node:crypto';
 import { hostname } from 'node:os';
+import { checkServerIdentity, type ConnectionOptions } from 'node:tls';
 import { compile } from 'html-to-text';
 import nodemailer from 'nodemailer';
 import type SMTPConnection from 'nodemailer/lib/smtp-connection';
@@ -69,7 +70,7 @@ export function createSmtpAdapter(options: SmtpAdapterOptions): ChannelAdapter {
         secure: secure === 'tls',
         requireTLS: secure === 'starttls',
         ignoreTLS: secure === 'none',
-        tls: { rejectUnauthorized: verify, ...(credentials.email_tls_ca ? { ca: credentials.email_tls_ca } : {}) },
+        tls: tlsOptions(verify, credentials.email_tls_ca),
         maxConnections,
         idleTimeout,
         connectionTimeout: options.timeoutMs,
@@ -146,6 +147,29 @@ export function createSmtpAdapter(options: SmtpAdapterOptions): ChannelAdapter {
     async close() {
       for (const [key, pool] of pools) retire(key, pool);
     },
+  };
+}
+
+/**
+ * Verification against the organization's `email_tls_ca` when it has one. A certificate given there
+ * whole is pinned: the server presenting exactly it is trusted by whatever name it is reached
+ * (`127.0.0.1` for a relay whose self-signed certificate names its host); a CA's certificate vouches
+ * only for the names in the certificates it signed.
+ */
+function tlsOptions(verify: boolean, caPem: string | undefined): ConnectionOptions {
+  if (!caPem) return { rejectUnauthorized: verify };
+  const pinned = new Set<string>();
+  for (const pem of caPem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []) {
+    try {
+      pinned.add(new X509Certificate(pem).fingerprint256);
+    } catch {
+      // Checked when stored; a certificate that does not parse pins nothing.
+    }
+  }
+  return {
+    rejectUnauthorized: verify,
+    ca: caPem,
+    checkServerIdentity: (name, cert) => (pinned.has(cert.fingerprint256) ? undefined : checkServerIdentity(name, cert)),
   };
 }
 
