@@ -244,7 +244,8 @@ describe('SMTP adapter', () => {
     expect(m.envelopeFrom).toBe('noreply@herald.test');
     expect(m.subject).toBe('Hi there');
     expect(m.html).toBe(body);
-    expect(m.text?.trim()).toBe('Welcome & hello\nYour code is 1234.');
+    // html-to-text: a heading is followed by a blank line.
+    expect(m.text?.trim()).toBe('Welcome & hello\n\nYour code is 1234.');
     expect(m.authUser).toBeUndefined();
   });
 
