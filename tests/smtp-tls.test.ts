@@ -396,6 +396,11 @@ describe('over HTTP: credentials in both doors, and a live send', () => {
 
     const removed = await putCreds({ email_tls_ca: '', email_tls_verify: 'true' });
     expect(removed.body.credentials).toMatchObject({ email_tls_ca: null, email_tls_verify: true });
+    // A relay without AUTH: the user and password can be taken away again.
+    const withUser = await putCreds({ email_user: 'mailer', email_pass: 'secret-pass' });
+    expect(withUser.body.credentials).toMatchObject({ email_user: 'mailer', email_pass: '****pass' });
+    const noUser = await putCreds({ email_user: '', email_pass: '' });
+    expect(noUser.body.credentials).toMatchObject({ email_user: null, email_pass: null });
 
     expectValidation(await putCreds({ email_secure: 'ssl', email_tls_verify: 'yes', email_tls_ca: 'not a certificate', email_port: 70000 }), [
       'email_secure',

@@ -38,6 +38,9 @@ const port = z
 
 const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')], { error: 'must be true or false' });
 
+/** Credentials an organization may take away again by sending the empty string. */
+const REMOVABLE = ['email_user', 'email_pass', 'email_tls_ca'] as const;
+
 export const updateCredentials = operation({
   access: { role: 'admin', apiKeys: false },
   input: z.strictObject({
@@ -46,13 +49,13 @@ export const updateCredentials = operation({
     sms_shortCode: text(100).optional(),
     email_host: z.string().trim().min(1).max(253).regex(/^[A-Za-z0-9.:\-\[\]]+$/, 'must be a host name or address').optional(),
     email_port: port.optional(),
-    email_user: text(254).optional(),
-    email_pass: text(500).optional(),
+    // For these, the empty string removes the field (a relay without AUTH needs no user).
+    email_user: z.string().trim().max(254).optional(),
+    email_pass: z.string().trim().max(500).optional(),
     // A domain without a dot is refused in `run` when the platform blocks private hosts.
     email_from: z.string().trim().max(254).refine((a) => isEmailAddress(a, { dotlessDomains: true }), 'must be a valid email').optional(),
     email_secure: z.enum(EMAIL_SECURE_MODES).optional(),
     email_tls_verify: flag.optional(),
-    // The empty string removes it.
     email_tls_ca: z
       .string()
       .trim()
@@ -72,7 +75,7 @@ export const updateCredentials = operation({
     const row = await ctx.db.transaction(async (trx) => {
       const current = (await trx('organizations').where({ id: ctx.caller.orgId }).forUpdate().first()) as OrganizationRow;
       const merged: StoredCredentials = { ...readCredentials(ctx.config, current), ...input };
-      if (merged.email_tls_ca === '') delete merged.email_tls_ca;
+      for (const field of REMOVABLE) if (merged[field] === '') delete merged[field];
       const [updated] = await trx('organizations')
         .where({ id: ctx.caller.orgId })
         .update({ credentials: sealCredentials(ctx.config, merged), updated_at: nowMs(ctx.db) })
