@@ -37,9 +37,19 @@ const FIELDS = [
   '__proto__', 'constructor', 'prototype', 'sms_apiKey', 'email_host', 'email_port', 'email_from', 'contacts', 'manual', 'content',
 ];
 
+// Strings Postgres can not store: NUL characters and surrogates outside a pair, next to ASCII (which
+// can never complete a pair) or at either end of a plausible value.
+const unstorableUnit = fc.constantFrom('\u0000', '\ud800', '\udbff', '\udc00', '\udfff');
+const unstorableString = fc
+  .tuple(fc.string({ maxLength: 10 }), unstorableUnit, fc.constantFrom('', '0712345678', 'a@b.co', 'Ada', 'sms', '2026-01-05T09:30:00.000Z'), fc.string({ maxLength: 10 }))
+  .map(([a, u, plausible, b]) => `${a}${plausible}${u}${b}`);
+// Any UTF-16 code units at all, unstorable ones often among them (some pair up, most do not).
+const anyUnits = fc.string({ unit: fc.oneof({ weight: 4, arbitrary: fc.string({ minLength: 1, maxLength: 1 }) }, { weight: 1, arbitrary: unstorableUnit }), maxLength: 30 });
 const weirdString = fc.oneof(
   fc.string(),
   fc.string({ unit: 'grapheme', maxLength: 50 }),
+  unstorableString,
+  anyUnits,
   fc.constantFrom('', ' ', 'null', '0712345678', '+254712345678', 'a@b.co', 'all', 'sms', 'email', 'whatsapp', 'admin', '2026-01-05T09:30:00.000Z', "'; DROP TABLE contacts; --", '\u0000', '💥'.repeat(100), 'x'.repeat(5000), '../../etc/passwd', '%00', '{{7*7}}'),
   fc.uuid(),
 );
@@ -52,7 +62,14 @@ const body = fc.oneof(
   value,
   fc.constantFrom('{"a":', '[1,2', 'null', '"str"', '{"__proto__":{"polluted":true}}', '{"constructor":{"prototype":{"polluted":true}}}', '[]'),
 );
-const pathId = fc.oneof(fc.uuid(), weirdString.map((s) => encodeURIComponent(s)), fc.constantFrom('me', 'current', '0', '-1', '%2e%2e', ids.contact ?? 'x'));
+/** A lone surrogate's three WTF-8 bytes, percent-encoded: what a sloppy client would put in a URL. */
+const wtf8 = (c: string) => {
+  const u = c.charCodeAt(0);
+  return [0xe0 | (u >> 12), 0x80 | ((u >> 6) & 0x3f), 0x80 | (u & 0x3f)].map((b) => `%${b.toString(16).toUpperCase()}`).join('');
+};
+/** encodeURIComponent for any string (it throws on a lone surrogate). */
+const encodeAny = (s: string) => s.split(/(\p{Cs})/u).map((part) => (/^\p{Cs}$/u.test(part) ? wtf8(part) : encodeURIComponent(part))).join('');
+const pathId = fc.oneof(fc.uuid(), weirdString.map(encodeAny), fc.constantFrom('me', 'current', '0', '-1', '%2e%2e', ids.contact ?? 'x'));
 
 const WRITES: [string, (id: string) => string][] = [
   ['POST', () => '/auth/signup'],
@@ -125,6 +142,10 @@ test('GraphQL mutations with random variables never give a 5xx', async () => {
     'mutation($i: CredentialsInput!) { updateCredentials(input: $i) { _id } }',
     'mutation($id: ID!) { launchCampaign(id: $id) { status } }',
     'query($f: Int, $a: String) { contacts(first: $f, after: $a) { totalCount } }',
+    'query($i: ContactFilter) { contacts(filter: $i) { totalCount } }',
+    'mutation($i: LoginInput!) { login(input: $i) { token } }',
+    'mutation($i: CreateUserInput!) { createUser(input: $i) { _id } }',
+    'mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { key } }',
   ];
   await fc.assert(
     fc.asyncProperty(fc.constantFrom(...mutations), fc.dictionary(fc.constantFrom('i', 'id', 'f', 'a'), value, { maxKeys: 3 }), async (query, variables) => {
@@ -153,3 +174,80 @@ test('hostile JSON: deep nesting, huge bodies and prototype pollution are refuse
   expect(huge.status).toBe(413);
   expect(huge.body).toEqual({ statusCode: 413, message: 'Request body is too large', error: 'Payload Too Large' });
 });
+
+// Valid inputs of every write, each with one string leaf replaced by a string Postgres can not
+// store: a 400 naming that field through REST, a 400 through GraphQL, never a 5xx.
+const TEMPLATES: { rest: [string, string]; gql: string; body: () => Record<string, unknown> }[] = [
+  {
+    rest: ['POST', '/contacts'],
+    gql: 'mutation($i: CreateContactInput!) { createContact(input: $i) { _id } }',
+    body: () => ({ name: 'Ada', email: 'ada@example.com', phone: '0712345678', countryCode: 'KE', organization: 'Acme', tags: ['a', 'b'] }),
+  },
+  { rest: ['POST', '/groups'], gql: 'mutation($i: CreateGroupInput!) { createGroup(input: $i) { _id } }', body: () => ({ name: 'G', color: 'bg-red-500', description: 'd' }) },
+  {
+    rest: ['POST', '/campaigns'],
+    gql: 'mutation($i: CreateCampaignInput!) { createCampaign(input: $i) { _id } }',
+    body: () => ({ name: 'C', description: 'd', type: 'broadcast', channels: ['sms', 'email'], messages: { sms: { content: 'hi' }, email: { subject: 's', content: 'c' } }, recipients: { manual: ['0712345678', 'a@example.com'] } }),
+  },
+  {
+    rest: ['POST', '/notifications/send'],
+    gql: 'mutation($i: SendNotificationInput!) { sendNotification(input: $i) { status } }',
+    body: () => ({ type: 'email', to: ['a@example.com'], subject: 's', message: 'm', attachments: [{ filename: 'a.txt', content: 'aGk=', contentType: 'text/plain' }] }),
+  },
+  { rest: ['POST', '/notifications/send-to-all'], gql: 'mutation($i: SendToAllInput!) { sendToAll(input: $i) { status } }', body: () => ({ type: 'sms', message: 'm' }) },
+  {
+    rest: ['POST', '/auth/signup'],
+    gql: 'mutation($i: SignupInput!) { signup(input: $i) { token } }',
+    body: () => ({ firstName: 'A', lastName: 'B', email: 'fuzz.signup@example.com', password: 'a decent password', countryCode: '+254', phoneNumber: '712345678', companyName: 'Acme', sector: 'Tech', country: 'KE' }),
+  },
+  { rest: ['POST', '/auth/login'], gql: 'mutation($i: LoginInput!) { login(input: $i) { token } }', body: () => ({ email: 'nobody@example.com', password: 'whatever password' }) },
+  {
+    rest: ['POST', '/users'],
+    gql: 'mutation($i: CreateUserInput!) { createUser(input: $i) { _id } }',
+    body: () => ({ firstName: 'A', lastName: 'B', email: 'fuzz.user@example.com', password: 'a decent password', countryCode: '+254', phoneNumber: '712345678' }),
+  },
+  { rest: ['PUT', '/organizations/current/credentials'], gql: 'mutation($i: CredentialsInput!) { updateCredentials(input: $i) { _id } }', body: () => ({ sms_partnerID: 'p', email_user: 'u', email_pass: 'secret' }) },
+  { rest: ['POST', '/api-keys'], gql: 'mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { key } }', body: () => ({ name: 'k' }) },
+];
+
+/** The paths of a body's string leaves. */
+function stringLeaves(value: unknown, path: (string | number)[] = []): (string | number)[][] {
+  if (typeof value === 'string') return [path];
+  if (Array.isArray(value)) return value.flatMap((v, i) => stringLeaves(v, [...path, i]));
+  if (value && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => stringLeaves(v, [...path, k]));
+  return [];
+}
+
+function replaced(body: Record<string, unknown>, path: (string | number)[], bad: string) {
+  const copy = structuredClone(body);
+  let node: any = copy;
+  for (const key of path.slice(0, -1)) node = node[key];
+  node[path[path.length - 1]!] = bad;
+  return copy;
+}
+
+test('strings Postgres can not store, in any string field of any write, are a 400 naming the field in both doors', async () => {
+  const cases = fc.constantFrom(...TEMPLATES).chain((t) => fc.tuple(fc.constant(t), fc.constantFrom(...stringLeaves(t.body())), unstorableString, fc.boolean()));
+  await fc.assert(
+    fc.asyncProperty(cases, async ([template, path, bad, rest]) => {
+      const body = replaced(template.body(), path, bad);
+      const field = path.join('.');
+      requests++;
+      if (rest) {
+        const [method, p] = template.rest;
+        const res = await api.raw(method, p, body, { token: org.token });
+        checkShape(res.status, res.body, `${method} ${p} ${field}`);
+        expect(res.status).toBe(400);
+        expect(res.body.details).toContainEqual({ field, message: `${field} must not contain NUL characters or unpaired surrogates` });
+        return true;
+      }
+      const res = await api.gql(template.gql, { i: body }, { token: org.token });
+      const statuses = (res.body.errors ?? []).map((e: any) => e.extensions?.statusCode ?? 500);
+      if (res.status >= 500 || statuses.some((s: number) => s >= 500)) fiveHundreds.push(`${template.gql.slice(0, 40)} ${field} -> ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+      expect(statuses).toEqual([400]);
+      return true;
+    }),
+    { numRuns: RUNS * 4, seed: Number(process.env.FUZZ_SEED ?? 20261123) },
+  );
+  expect(fiveHundreds).toEqual([]);
+}, 240_000);

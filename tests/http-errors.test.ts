@@ -317,3 +317,59 @@ describe('server faults', () => {
     expect(JSON.stringify(res.body)).not.toMatch(/groups_gone|does not exist/);
   });
 });
+
+describe('strings Postgres can not store', () => {
+  const BAD = ['a\u0000b', '\u0000', 'a\ud800', '\udfffz', 'x\udbff\u0041'];
+  const nul = (field: string) => `${field} must not contain NUL characters or unpaired surrogates`;
+
+  /** Every write, with one string field replaced by `bad`, and the field's name in the answer. */
+  const writes = (bad: string): [string, string, () => unknown, string][] => [
+    ['POST', '/auth/signup', () => signupBody({ companyName: `Acme ${bad}` }), 'companyName'],
+    ['POST', '/auth/login', () => ({ email: `a${bad}@example.com`, password: 'whatever password' }), 'email'],
+    ['POST', '/auth/login', () => ({ email: org.email, password: `pass${bad}word` }), 'password'],
+    ['POST', '/users', () => ({ firstName: bad, lastName: 'L', email: `u.${randomUUID().slice(0, 8)}@example.com`, password: 'a decent password', countryCode: '+254', phoneNumber: '700000002' }), 'firstName'],
+    ['PUT', `/users/${org.user._id}`, () => ({ lastName: bad }), 'lastName'],
+    ['PUT', '/organizations/current/credentials', () => ({ sms_partnerID: bad }), 'sms_partnerID'],
+    ['POST', '/api-keys', () => ({ name: bad }), 'name'],
+    ['POST', '/contacts', () => ({ name: 'x', phone: '0712345678', organization: bad }), 'organization'],
+    ['POST', '/contacts', () => ({ name: 'x', phone: '0712345678', tags: ['ok', bad] }), 'tags.1'],
+    ['POST', '/groups', () => ({ name: `g ${bad}`, color: 'bg-red-500' }), 'name'],
+    ['POST', '/groups', () => ({ name: `g ${randomUUID()}`, color: 'bg-red-500', description: bad }), 'description'],
+    ['POST', '/campaigns', () => ({ name: 'c', type: 'broadcast', channels: ['sms'], messages: { sms: { content: `hi ${bad}` } } }), 'messages.sms.content'],
+    ['POST', '/campaigns', () => ({ name: 'c', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'hi' } }, recipients: { manual: [`07123${bad}`] } }), 'recipients.manual.0'],
+    ['POST', '/notifications/send', () => ({ type: 'sms', to: '0712345678', message: `hi ${bad}` }), 'message'],
+    ['POST', '/notifications/send', () => ({ type: 'email', to: ['a@example.com'], subject: bad, message: 'hi' }), 'subject'],
+    ['POST', '/notifications/send-to-all', () => ({ type: 'sms', to: 'all', message: bad }), 'message'],
+  ];
+
+  test.each(BAD.map((b) => [JSON.stringify(b), b]))('%s in any string field of any write is a 400 naming the field', async (_label, bad) => {
+    for (const [method, path, body, field] of writes(bad)) {
+      const res = await api.raw(method, path, body(), path.startsWith('/auth/') ? undefined : auth());
+      expectRejectedFields(res, [field]);
+      expect(res.body.details).toEqual([{ field, message: nul(field) }]);
+    }
+  });
+
+  test('they are named together with every other failing field, in the same answer', async () => {
+    const res = await api.post('/contacts', { name: 'Ada\u0000', email: 'not-an-email', tags: ['ok', 'a\ud800', 'b\u0000'], organization: 'fine' }, auth());
+    expectRejectedFields(res, ['name', 'email', 'tags.1', 'tags.2']);
+    const signup = await api.post('/auth/signup', signupBody({ firstName: '\udc00', password: 'short' }));
+    expectRejectedFields(signup, ['firstName', 'password']);
+  });
+
+  test('a paired surrogate (an emoji) is an ordinary character and is stored', async () => {
+    const res = await api.post('/contacts', { name: 'Ada 💥', phone: '0712345678', tags: ['🎉'] }, auth());
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ name: 'Ada 💥', tags: ['🎉'] });
+  });
+
+  test('query-string filters go through the same rule', async () => {
+    for (const query of ['search=a%00b', 'tag=%00', 'group=%00']) {
+      const res = await api.get(`/contacts?${query}`, auth());
+      const field = query.split('=')[0]!;
+      expectRejectedFields(res, [field]);
+    }
+    expectRejectedFields(await api.get('/message-logs?channel=sms%00', auth()), ['channel']);
+    expectRejectedFields(await api.get('/sandbox/outbox?recipient=07%00', auth()), ['recipient']);
+  });
+});

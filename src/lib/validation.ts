@@ -38,28 +38,109 @@ function article(type: string): string {
   return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
 }
 
-function problems(error: z.ZodError): FieldProblem[] {
-  const out: FieldProblem[] = [];
+type Path = PropertyKey[];
+const fieldOf = (path: Path) => path.map(String).join('.');
+
+interface Found {
+  path: Path;
+  problem: FieldProblem;
+  /** A field the schema does not list. */
+  unknown?: true;
+}
+
+function problems(error: z.ZodError): Found[] {
+  const out: Found[] = [];
   for (const issue of error.issues) {
-    const base = issue.path.map(String).join('.');
+    const base = fieldOf(issue.path);
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) {
         const field = base ? `${base}.${key}` : key;
-        out.push({ field, message: `${field} is not allowed` });
+        out.push({ path: [...issue.path, key], problem: { field, message: `${field} is not allowed` }, unknown: true });
       }
       continue;
     }
     const field = base || 'body';
-    out.push({ field, message: `${field} ${phrase(issue)}` });
+    out.push({ path: issue.path, problem: { field, message: `${field} ${phrase(issue)}` } });
   }
   return out;
 }
 
+/** A NUL (Postgres text can not hold one) or a surrogate outside a pair (UTF-8 has no form for it). */
+const UNSTORABLE = /[\0\p{Cs}]/u;
+
+/**
+ * Deeper than any input of the API goes: strings below this are in places no schema accepts (zod
+ * refuses their container), and a hostile nesting depth costs the walk nothing more.
+ */
+const MAX_DEPTH = 32;
+
+interface Frame {
+  node: object;
+  depth: number;
+  key?: PropertyKey;
+  up?: Frame;
+}
+
+const pathTo = (frame: Frame, key: PropertyKey): Path => {
+  const path = [key];
+  for (let f: Frame | undefined = frame; f?.up; f = f.up) path.unshift(f.key!);
+  return path;
+};
+
+/**
+ * The paths of every string in `input` that Postgres can not store. The walk keeps its own stack, so
+ * nesting can not overflow the call stack; a bare string body is left to the schema.
+ */
+function unstorableStrings(input: unknown): Path[] {
+  const found: Path[] = [];
+  if (typeof input !== 'object' || input === null) return found;
+  const stack: Frame[] = [{ node: input, depth: 0 }];
+  while (stack.length) {
+    const frame = stack.pop()!;
+    const entries: [PropertyKey, unknown][] = Array.isArray(frame.node) ? frame.node.map((v, i) => [i, v]) : Object.entries(frame.node);
+    for (const [key, value] of entries) {
+      if (typeof value === 'string') {
+        if (UNSTORABLE.test(value)) found.push(pathTo(frame, key));
+      } else if (typeof value === 'object' && value !== null && frame.depth < MAX_DEPTH) {
+        stack.push({ node: value, depth: frame.depth + 1, key, up: frame });
+      }
+    }
+  }
+  return found.sort((a, b) => fieldOf(a).localeCompare(fieldOf(b)));
+}
+
+const within = (path: Path, prefix: Path) => prefix.length <= path.length && prefix.every((k, i) => String(k) === String(path[i]));
+
+export interface Validated<T> {
+  /** The parsed input, when nothing failed. */
+  value?: T;
+  /** Every failing field, once. */
+  problems: FieldProblem[];
+}
+
+/**
+ * Checks `input` against `schema` in one pass, naming every failing field: zod's rules, and every
+ * string Postgres can not store, whichever field it is in (such a string is named as that, whatever
+ * else is wrong with it; under a field that is not allowed at all, only that is said).
+ */
+export function validate<S extends z.ZodType>(schema: S, input: unknown): Validated<z.output<S>> {
+  const unstorable = unstorableStrings(input);
+  const result = schema.safeParse(input, { reportInput: true });
+  if (result.success && !unstorable.length) return { value: result.data, problems: [] };
+  const fromZod = result.success ? [] : problems(result.error);
+  const notAllowed = fromZod.filter((p) => p.unknown).map((p) => p.path);
+  const strings: Found[] = unstorable
+    .filter((path) => !notAllowed.some((prefix) => within(path, prefix)))
+    .map((path) => ({ path, problem: { field: fieldOf(path), message: `${fieldOf(path)} must not contain NUL characters or unpaired surrogates` } }));
+  const named = new Set(strings.map((s) => s.problem.field));
+  return { problems: [...fromZod.filter((p) => !named.has(p.problem.field)), ...strings].map((p) => p.problem) };
+}
+
 /** Checks `input` against `schema`, throwing a 400 that names every failing field. */
 export function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
-  const result = schema.safeParse(input, { reportInput: true });
-  if (result.success) return result.data;
-  throw validationFailed(problems(result.error));
+  const { value, problems } = validate(schema, input);
+  if (problems.length) throw validationFailed(problems);
+  return value as z.output<S>;
 }
 
 // Reusable field rules, as decisions.md sets them.
