@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import type { AuthedContext, Context } from './context.js';
 import type { Role } from './modules/auth/caller.js';
-import { forbidden, unauthorized } from './lib/errors.js';
-import { parse } from './lib/validation.js';
+import { forbidden, unauthorized, validationFailed, type FieldProblem } from './lib/errors.js';
+import { validate, type Passed } from './lib/validation.js';
 
 /**
  * Who may run an operation. Deny by default: an operation names its role, and API keys reach
@@ -10,18 +10,27 @@ import { parse } from './lib/validation.js';
  */
 export type Access = { public: true } | { role: Role | 'any'; apiKeys: boolean };
 
+type Output<S> = S extends z.ZodType ? z.output<S> : undefined;
+
 export interface OperationSpec<S extends z.ZodType | undefined, P, O, C> {
   access: Access;
   input?: S;
-  run(ctx: C, input: S extends z.ZodType ? z.output<S> : undefined, params: P): Promise<O>;
+  /**
+   * The input's rules that need the caller or the database: the organization's country for a phone,
+   * ids that must be the caller's own, a stored value an update is merged with. They run in the same
+   * pass as `input`'s, on the fields that passed it (`failed` names those that did not), and their
+   * problems are named in the same 400.
+   */
+  check?(ctx: C, input: Passed<Output<S>>, params: P, failed: ReadonlySet<string>): Promise<FieldProblem[]>;
+  run(ctx: C, input: Output<S>, params: P): Promise<O>;
 }
 
 export type Operation<P, O> = (ctx: Context, input: unknown, params: P) => Promise<O>;
 
 /**
  * Every service entry point goes through here, whichever door it came in by: credential (401),
- * then the shape of the input (400), then permission (403); the business rules come after, in
- * `run`.
+ * then the shape of the input (400), then permission (403), then the input's rules that read the
+ * database (400, named together with the shape's); the business rules come after, in `run`.
  */
 export function operation<S extends z.ZodType | undefined, P = Record<string, never>, O = unknown>(
   spec: OperationSpec<S, P, O, AuthedContext> & { access: { role: Role | 'any'; apiKeys: boolean } },
@@ -40,12 +49,19 @@ export function operation<S extends z.ZodType | undefined, P, O>(
       if (!caller) throw unauthorized();
       runCtx = { ...ctx, caller };
     }
-    const input = (spec.input ? parse(spec.input, raw ?? {}) : undefined) as never;
+    const validated = spec.input ? validate(spec.input, raw ?? {}) : undefined;
     if (!('public' in access)) {
       const caller = runCtx.caller!;
-      if (caller.via === 'apiKey' && !access.apiKeys) throw forbidden();
-      if (access.role === 'admin' && caller.role !== 'admin') throw forbidden();
+      const denied = (caller.via === 'apiKey' && !access.apiKeys) || (access.role === 'admin' && caller.role !== 'admin');
+      // A malformed input is named before permission, as ever; a caller without it never reaches `check`.
+      if (denied && validated?.problems.length) throw validationFailed(validated.problems);
+      if (denied) throw forbidden();
     }
-    return spec.run(runCtx, input, params);
+    if (validated) {
+      const { problems, passed, failed } = validated;
+      const found = spec.check && passed !== undefined ? [...problems, ...(await spec.check(runCtx, passed as Passed<Output<S>>, params, failed))] : problems;
+      if (found.length) throw validationFailed(found);
+    }
+    return spec.run(runCtx, validated?.value as Output<S>, params);
   };
 }

@@ -373,3 +373,91 @@ describe('strings Postgres can not store', () => {
     expectRejectedFields(await api.get('/sandbox/outbox?recipient=07%00', auth()), ['recipient']);
   });
 });
+
+describe('validation names every failing field in one answer', () => {
+  test('contact create: a bad email and a bad phone', async () => {
+    const res = await api.post('/contacts', { name: 'x', email: 'not-an-email', phone: '12' }, auth());
+    expectRejectedFields(res, ['email', 'phone']);
+    expect(res.body.message).toBe('email must be a valid email; phone must be a valid phone number');
+  });
+
+  test('contact create: a bad email, a bad phone and unknown group ids', async () => {
+    const unknown = randomUUID();
+    const res = await api.post('/contacts', { name: '', email: 'not-an-email', phone: 'abc', groups: [unknown] }, auth());
+    expectRejectedFields(res, ['name', 'email', 'phone', 'groups']);
+    expect(res.body.message).toContain(unknown);
+  });
+
+  test('contact create: no address at all is named with the other failures', async () => {
+    expectRejectedFields(await api.post('/contacts', { name: '', tags: 'x' }, auth()), ['name', 'tags', 'email']);
+  });
+
+  test('a bad countryCode does not make a phone look bad that may be good for the code meant', async () => {
+    // 2025550123 is a US number, not a Kenyan one (the organization's country).
+    expectRejectedFields(await api.post('/contacts', { name: 'x', phone: '2025550123', countryCode: 'USA' }, auth()), ['countryCode']);
+    expect((await api.post('/contacts', { name: 'x', phone: '2025550123', countryCode: 'US' }, auth())).status).toBe(201);
+  });
+
+  test('contact update: a bad email and a phone bad for the stored country code', async () => {
+    const created = await api.post('/contacts', { name: 'x', phone: '0712345678' }, auth());
+    expect(created.status).toBe(201);
+    const res = await api.put(`/contacts/${created.body._id}`, { email: 'nope', phone: '123', groups: [randomUUID()] }, auth());
+    expectRejectedFields(res, ['email', 'phone', 'groups']);
+  });
+
+  test('signup and user create: a bad email and a phone number that is not one for its country code', async () => {
+    const signup = await api.post('/auth/signup', signupBody({ email: 'nope', phoneNumber: '1234' }));
+    expectRejectedFields(signup, ['email', 'phoneNumber']);
+    expect(signup.body.details[1].message).toBe('phoneNumber must be a valid phone number for country code +254');
+    const user = await api.post(
+      '/users',
+      { firstName: 'A', lastName: '', email: `u.${randomUUID().slice(0, 8)}@example.com`, password: 'a decent password', countryCode: '+1', phoneNumber: '0712345678' },
+      auth(),
+    );
+    expectRejectedFields(user, ['lastName', 'phoneNumber']);
+  });
+
+  test('user update: a bad name and a phone number that is not one for the stored country code', async () => {
+    expectRejectedFields(await api.put(`/users/${org.user._id}`, { firstName: '', phoneNumber: '1234' }, auth()), ['firstName', 'phoneNumber']);
+  });
+
+  test('a password change of one’s own without the old password and with a short new one', async () => {
+    expectRejectedFields(await api.put(`/users/${org.user._id}/password`, { newPassword: 'short' }, auth()), ['newPassword', 'oldPassword']);
+  });
+
+  test('campaign create: a bad name, unknown ids, bad manual addresses and a channel without its message', async () => {
+    const res = await api.post(
+      '/campaigns',
+      {
+        name: '',
+        type: 'broadcast',
+        channels: ['sms', 'email'],
+        messages: { sms: { content: 'hi' } },
+        recipients: { contacts: [randomUUID()], groups: [randomUUID()], manual: ['not an address', '0712345678'] },
+      },
+      auth(),
+    );
+    expectRejectedFields(res, ['name', 'messages.email', 'recipients.contacts', 'recipients.groups', 'recipients.manual']);
+    expect(res.body.message).toContain('recipients.manual contains invalid addresses: not an address');
+  });
+
+  test('campaign create: one bad id list does not hide the others', async () => {
+    const res = await api.post(
+      '/campaigns',
+      { name: 'c', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'hi' } }, recipients: { contacts: ['not-a-uuid'], groups: [randomUUID()], manual: ['nope'] } },
+      auth(),
+    );
+    expectRejectedFields(res, ['recipients.contacts.0', 'recipients.groups', 'recipients.manual']);
+  });
+
+  test('a single send: an empty message and an address that is not one', async () => {
+    expectRejectedFields(await api.post('/notifications/send', { type: 'sms', to: 'abc', message: '' }, auth()), ['message', 'to']);
+  });
+
+  test('the user role is still 403 for a write whose input would fail the rules that read the database', async () => {
+    const member = await api.post('/users', { firstName: 'M', lastName: 'M', email: `m.${randomUUID().slice(0, 8)}@example.com`, password: 'a decent password', countryCode: '+254', phoneNumber: '700000003' }, auth());
+    expect(member.status).toBe(201);
+    const login = await api.post('/auth/login', { email: member.body.email, password: 'a decent password' });
+    expectError(await api.post('/contacts', { name: 'x', phone: '0712345678', groups: [randomUUID()] }, { token: login.body.token }), 403, 'Insufficient permissions');
+  });
+});

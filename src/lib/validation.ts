@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { validationFailed, type FieldProblem } from './errors.js';
+import { toE164 } from './phone.js';
 
 /** What a zod issue says about its field, worded to follow the field name ("email must be ..."). */
 function phrase(issue: z.core.$ZodIssue): string {
@@ -111,11 +112,49 @@ function unstorableStrings(input: unknown): Path[] {
 
 const within = (path: Path, prefix: Path) => prefix.length <= path.length && prefix.every((k, i) => String(k) === String(path[i]));
 
+/** A schema's object shape, through `optional`, `nullable` and `default`; undefined for anything else. */
+function shapeOf(schema: z.ZodType): Record<string, z.ZodType> | undefined {
+  const def = schema._zod.def as { type: string; shape?: Record<string, z.ZodType>; innerType?: z.ZodType };
+  if (def.type === 'object') return def.shape;
+  if ((def.type === 'optional' || def.type === 'nullable' || def.type === 'default') && def.innerType) return shapeOf(def.innerType);
+  return undefined;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The fields of an object input that passed their own rules while others failed, parsed as the whole
+ * would parse them; a nested object is taken field by field too. Only the failing path pays for this.
+ */
+function passedFields(schema: z.ZodType, raw: unknown, failedPaths: Path[]): Record<string, unknown> | undefined {
+  const shape = shapeOf(schema);
+  if (!shape || !isRecord(raw)) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(shape)) {
+    const below = failedPaths.filter((p) => p.length && String(p[0]) === key).map((p) => p.slice(1));
+    if (!below.length) {
+      const result = field.safeParse(raw[key]);
+      if (result.success && result.data !== undefined) out[key] = result.data;
+    } else if (below.every((p) => p.length > 0)) {
+      const inner = passedFields(field, raw[key], below);
+      if (inner) out[key] = inner;
+    }
+  }
+  return out;
+}
+
+/** What passed of an input: objects field by field (a field that failed is absent), anything else whole. */
+export type Passed<T> = T extends readonly unknown[] ? T : T extends object ? { [K in keyof T]?: Passed<T[K]> } : T;
+
 export interface Validated<T> {
   /** The parsed input, when nothing failed. */
   value?: T;
+  /** The fields that passed (all of `value` when nothing failed); undefined when the input is not an object. */
+  passed?: Passed<T>;
   /** Every failing field, once. */
   problems: FieldProblem[];
+  /** The names of the failing fields (`email`, `recipients.contacts.0`). */
+  failed: ReadonlySet<string>;
 }
 
 /**
@@ -126,14 +165,19 @@ export interface Validated<T> {
 export function validate<S extends z.ZodType>(schema: S, input: unknown): Validated<z.output<S>> {
   const unstorable = unstorableStrings(input);
   const result = schema.safeParse(input, { reportInput: true });
-  if (result.success && !unstorable.length) return { value: result.data, problems: [] };
+  if (result.success && !unstorable.length) return { value: result.data, passed: result.data as Passed<z.output<S>>, problems: [], failed: new Set() };
   const fromZod = result.success ? [] : problems(result.error);
   const notAllowed = fromZod.filter((p) => p.unknown).map((p) => p.path);
   const strings: Found[] = unstorable
     .filter((path) => !notAllowed.some((prefix) => within(path, prefix)))
     .map((path) => ({ path, problem: { field: fieldOf(path), message: `${fieldOf(path)} must not contain NUL characters or unpaired surrogates` } }));
   const named = new Set(strings.map((s) => s.problem.field));
-  return { problems: [...fromZod.filter((p) => !named.has(p.problem.field)), ...strings].map((p) => p.problem) };
+  const all = [...fromZod.filter((p) => !named.has(p.problem.field)), ...strings];
+  return {
+    passed: passedFields(schema, input, all.map((p) => p.path)) as Passed<z.output<S>> | undefined,
+    problems: all.map((p) => p.problem),
+    failed: new Set(all.map((p) => p.problem.field)),
+  };
 }
 
 /** Checks `input` against `schema`, throwing a 400 that names every failing field. */
@@ -169,3 +213,27 @@ export const pageArgs = z.strictObject({
     .optional(),
   cursor: z.string().max(200).optional(),
 });
+
+/**
+ * For a rule on an object that reads some of its fields: run it once those fields passed their own
+ * rules, whatever failed elsewhere (zod skips such rules after any failure by default), so that its
+ * problems are named in the same answer as the others.
+ */
+export const whenPassed = (...fields: string[]) => ({
+  when: (payload: z.core.ParsePayload) => isRecord(payload.value) && !payload.issues.some((issue) => fields.includes(String(issue.path?.[0]))),
+});
+
+/**
+ * A person's phone as the interface splits it, `countryCode` (+254) and `phoneNumber`: what is wrong
+ * with the pair, worded to follow the field name, or undefined when together they are a valid number.
+ */
+export function personPhoneProblem(countryCode: string, phoneNumber: string): string | undefined {
+  if (toE164(phoneNumber, { countryCode })?.startsWith(countryCode)) return undefined;
+  return `must be a valid phone number for country code ${countryCode}`;
+}
+
+/** The object rule for inputs that carry both halves of a person's phone (signup, user create). */
+export const personPhone = <T extends { countryCode: string; phoneNumber: string }>(input: T, ctx: z.RefinementCtx<T>) => {
+  const problem = personPhoneProblem(input.countryCode, input.phoneNumber);
+  if (problem) ctx.addIssue({ code: 'custom', path: ['phoneNumber'], message: problem });
+};

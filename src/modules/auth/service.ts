@@ -6,19 +6,21 @@ import { operation } from '../../operation.js';
 import { loginUser, toUserDto, USER_COLUMNS, type UserRow } from '../users/dto.js';
 import { burnComparison, checkPassword, hashPassword } from './passwords.js';
 
-const signupInput = z.strictObject({
-  firstName: v.name(),
-  lastName: v.name(),
-  email: v.email(),
-  password: v.password(),
-  countryCode: v.countryCode(),
-  phoneNumber: v.localPhone(),
-  companyName: v.name(),
-  sector: v.name(),
-  country: v.name(),
-  // The first user of an organization is its admin; the field exists for compatibility only.
-  role: z.literal('admin', { error: 'must be admin: the first user of an organization is its admin' }).optional(),
-});
+const signupInput = z
+  .strictObject({
+    firstName: v.name(),
+    lastName: v.name(),
+    email: v.email(),
+    password: v.password(),
+    countryCode: v.countryCode(),
+    phoneNumber: v.localPhone(),
+    companyName: v.name(),
+    sector: v.name(),
+    country: v.name(),
+    // The first user of an organization is its admin; the field exists for compatibility only.
+    role: z.literal('admin', { error: 'must be admin: the first user of an organization is its admin' }).optional(),
+  })
+  .superRefine(v.personPhone, v.whenPassed('countryCode', 'phoneNumber'));
 
 export const signup = operation({
   access: { public: true },

@@ -7,7 +7,7 @@ import { tenant } from '../../db/tenant.js';
 import { unitCost } from '../../delivery/cost.js';
 import * as credits from '../../delivery/credits.js';
 import type { Channel } from '../../delivery/types.js';
-import { badRequest, conflict, validationFailed } from '../../lib/errors.js';
+import { badRequest, conflict, validationFailed, type FieldProblem } from '../../lib/errors.js';
 import { toE164 } from '../../lib/phone.js';
 import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
@@ -29,21 +29,29 @@ const channels = z.array(z.enum(['email', 'sms', 'whatsapp'])).min(1).max(3).ref
 const scheduleDate = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time' }).nullable();
 const uuid = () => z.uuid({ error: 'must be a valid id' });
 
-const createInput = z.strictObject({
-  name: v.name(),
-  description: z.string().trim().max(500).nullable().optional(),
-  type: z.enum(['broadcast', 'targeted', 'automated', 'recurring']),
-  channels,
-  recipients: z
-    .strictObject({
-      contacts: z.array(uuid()).max(10_000).optional(),
-      groups: z.array(uuid()).max(1000).optional(),
-      manual: z.array(z.string().trim().min(1).max(320)).max(10_000).optional(),
-    })
-    .optional(),
-  messages: messagesSchema,
-  scheduleDate: scheduleDate.optional(),
-});
+/** The channels a campaign sends on that have no message: each needs one. */
+const withoutMessage = (chans: Channel[], messages: CampaignMessages) => chans.filter((c) => !messages[c]);
+const needsMessage = (c: Channel) => `is required for the ${c} channel`;
+
+const createInput = z
+  .strictObject({
+    name: v.name(),
+    description: z.string().trim().max(500).nullable().optional(),
+    type: z.enum(['broadcast', 'targeted', 'automated', 'recurring']),
+    channels,
+    recipients: z
+      .strictObject({
+        contacts: z.array(uuid()).max(10_000).optional(),
+        groups: z.array(uuid()).max(1000).optional(),
+        manual: z.array(z.string().trim().min(1).max(320)).max(10_000).optional(),
+      })
+      .optional(),
+    messages: messagesSchema,
+    scheduleDate: scheduleDate.optional(),
+  })
+  .superRefine((input, zctx) => {
+    for (const c of withoutMessage(input.channels, input.messages)) zctx.addIssue({ code: 'custom', path: ['messages', c], message: needsMessage(c) });
+  }, v.whenPassed('channels', 'messages'));
 
 const updateInput = z.strictObject({
   name: v.name().optional(),
@@ -52,9 +60,9 @@ const updateInput = z.strictObject({
 });
 
 function checkMessages(chans: Channel[], messages: CampaignMessages) {
-  const missing = chans.filter((c) => !messages[c]);
+  const missing = withoutMessage(chans, messages);
   if (missing.length) {
-    throw validationFailed(missing.map((c) => ({ field: `messages.${c}`, message: `messages.${c} is required for the ${c} channel` })));
+    throw validationFailed(missing.map((c) => ({ field: `messages.${c}`, message: `messages.${c} ${needsMessage(c)}` })));
   }
 }
 
@@ -62,16 +70,30 @@ async function load(ctx: AuthedContext, id: string): Promise<CampaignRow> {
   return tenant(ctx.db, ctx.caller.orgId).owned<CampaignRow>('campaigns', id, ['*']);
 }
 
-/** Ids that are not the caller's (unknown or another organization's) are a 400 naming them. */
-async function checkOwned(ctx: AuthedContext, table: 'contacts' | 'groups', field: string, ids: string[]) {
+/** Ids that are not the caller's (unknown or another organization's): a problem naming them. */
+async function checkOwned(ctx: AuthedContext, table: 'contacts' | 'groups', field: string, ids: string[] | undefined): Promise<FieldProblem[]> {
   const unique = [...new Set(ids)];
-  if (!unique.length) return unique;
+  if (!unique.length) return [];
   const found = new Set(
     (await tenant(ctx.db, ctx.caller.orgId).scoped(table).whereIn(`${table}.id`, unique).select(`${table}.id`)).map((r: { id: string }) => r.id),
   );
   const unknown = unique.filter((id) => !found.has(id));
-  if (unknown.length) throw validationFailed([{ field, message: `${field} contains unknown ids: ${unknown.join(', ')}` }]);
-  return unique;
+  return unknown.length ? [{ field, message: `${field} contains unknown ids: ${unknown.join(', ')}` }] : [];
+}
+
+/** Manual recipients as sent to: a lower-case email or an E.164 phone (read with the organization's country). */
+async function manualRecipients(ctx: AuthedContext, raw: string[] | undefined): Promise<{ addresses: string[]; problems: FieldProblem[] }> {
+  if (!raw?.length) return { addresses: [], problems: [] };
+  const org = await ctx.loaders.organizationById.load(ctx.caller.orgId);
+  const addresses = new Set<string>();
+  const bad: string[] = [];
+  for (const given of new Set(raw)) {
+    const address = given.includes('@') ? (z.email().safeParse(given).success ? given.toLowerCase() : null) : toE164(given, { orgCountry: org?.country });
+    if (address) addresses.add(address);
+    else bad.push(given);
+  }
+  const problems = bad.length ? [{ field: 'recipients.manual', message: `recipients.manual contains invalid addresses: ${bad.join(', ')}` }] : [];
+  return { addresses: [...addresses], problems };
 }
 
 export const list = operation({
@@ -92,24 +114,20 @@ export const get = operation({
 export const create = operation({
   access: WRITE,
   input: createInput,
-  async run(ctx, input) {
-    checkMessages(input.channels, input.messages);
+  async check(ctx, input) {
     const r = input.recipients ?? {};
-    const contacts = await checkOwned(ctx, 'contacts', 'recipients.contacts', r.contacts ?? []);
-    const groups = await checkOwned(ctx, 'groups', 'recipients.groups', r.groups ?? []);
-    const org = await ctx.loaders.organizationById.load(ctx.caller.orgId);
-    const manual: string[] = [];
-    const bad: string[] = [];
-    for (const raw of new Set(r.manual ?? [])) {
-      const address = raw.includes('@')
-        ? z.email().safeParse(raw).success
-          ? raw.toLowerCase()
-          : null
-        : toE164(raw, { orgCountry: org?.country });
-      if (address) manual.push(address);
-      else bad.push(raw);
-    }
-    if (bad.length) throw validationFailed([{ field: 'recipients.manual', message: `recipients.manual contains invalid addresses: ${bad.join(', ')}` }]);
+    return [
+      ...(await checkOwned(ctx, 'contacts', 'recipients.contacts', r.contacts)),
+      ...(await checkOwned(ctx, 'groups', 'recipients.groups', r.groups)),
+      ...(await manualRecipients(ctx, r.manual)).problems,
+    ];
+  },
+  async run(ctx, input) {
+    const r = input.recipients ?? {};
+    const contacts = [...new Set(r.contacts)];
+    const groups = [...new Set(r.groups)];
+    // Checked in `check`; ids deleted since simply have no audience when the campaign starts.
+    const manual = (await manualRecipients(ctx, r.manual)).addresses;
     // The interface's mapping: nothing named -> all; only groups -> group; anything else -> selected.
     const recipientType = !contacts.length && !groups.length && !manual.length ? 'all' : !contacts.length && !manual.length ? 'group' : 'selected';
     const [row] = await ctx.db('campaigns')
@@ -122,7 +140,7 @@ export const create = operation({
         recipient_type: recipientType,
         selected_contacts: contacts,
         selected_groups: groups,
-        manual_recipients: [...new Set(manual)],
+        manual_recipients: manual,
         messages: JSON.stringify(input.messages),
         schedule_date: input.scheduleDate ?? null,
         created_by: ctx.caller.userId,

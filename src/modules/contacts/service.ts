@@ -4,7 +4,9 @@ import type { AuthedContext } from '../../context.js';
 import { nowMs } from '../../db/database.js';
 import { paginate, type PageRequest } from '../../db/pagination.js';
 import { tenant, type Tenant } from '../../db/tenant.js';
-import { validationFailed } from '../../lib/errors.js';
+import { isForeignKeyViolation } from '../../db/errors.js';
+import { validationFailed, type FieldProblem } from '../../lib/errors.js';
+import { isUuid } from '../../lib/ids.js';
 import { toE164 } from '../../lib/phone.js';
 import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
@@ -47,35 +49,51 @@ const filterInput = z.strictObject({
 });
 export type ContactFilter = z.output<typeof filterInput>;
 
-/** The contact as it will be stored: one address at least, the phone in E.164. */
-async function resolveFields(ctx: AuthedContext, merged: ContactInput, phoneChanged: boolean) {
-  const problems = [];
-  if (!merged.email && !merged.phone) problems.push({ field: 'email', message: 'email or phone is required' });
+const NOTHING_FAILED: ReadonlySet<string> = new Set();
+
+/**
+ * The contact as it will be stored (on update, the stored one with the change): one address at
+ * least, the phone in E.164 read with the contact's country code, else the organization's country.
+ * Fields that failed their own rules (`failed`) are not judged again.
+ */
+async function resolveFields(ctx: AuthedContext, merged: ContactInput, phoneChanged: boolean, failed = NOTHING_FAILED) {
+  const problems: FieldProblem[] = [];
+  if (!merged.email && !merged.phone && !failed.has('email') && !failed.has('phone')) problems.push({ field: 'email', message: 'email or phone is required' });
   let phone = merged.phone ?? null;
-  if (phone && phoneChanged) {
+  // A country code that failed its rule leaves the phone unjudged: it may be good for the code meant.
+  if (phone && phoneChanged && !failed.has('countryCode')) {
     const org = await ctx.loaders.organizationById.load(ctx.caller.orgId);
     phone = toE164(phone, { countryCode: merged.countryCode, orgCountry: org?.country });
     if (!phone) problems.push({ field: 'phone', message: 'phone must be a valid phone number' });
   }
-  if (problems.length) throw validationFailed(problems);
-  return phone;
+  return { phone, problems };
 }
 
-/** Every id must name one of the caller's own groups; anything else is a 400 that names it. */
-async function checkGroups(t: Tenant, ids: string[]): Promise<string[]> {
+/** Every id must name one of the caller's own groups; the others are a problem that names them. */
+async function unknownGroups(t: Tenant, ids: string[] | undefined): Promise<FieldProblem[]> {
   const unique = [...new Set(ids)];
-  if (!unique.length) return unique;
+  if (!unique.length) return [];
   const found = new Set((await t.scoped('groups').whereIn('groups.id', unique).select('groups.id')).map((r: { id: string }) => r.id));
   const unknown = unique.filter((id) => !found.has(id));
-  if (unknown.length) throw validationFailed([{ field: 'groups', message: `groups contains unknown group ids: ${unknown.join(', ')}` }]);
-  return unique;
+  return unknown.length ? [{ field: 'groups', message: `groups contains unknown group ids: ${unknown.join(', ')}` }] : [];
 }
 
+/** Memberships as given (ids checked by `unknownGroups`; one deleted since is refused by its foreign key). */
 async function setGroups(trx: Knex.Transaction, orgId: string, contactId: string, groupIds: string[]) {
   await trx('contact_groups').where({ organization_id: orgId, contact_id: contactId }).delete();
-  if (groupIds.length) {
-    await trx('contact_groups').insert(groupIds.map((group_id) => ({ organization_id: orgId, contact_id: contactId, group_id })));
+  if (!groupIds.length) return;
+  try {
+    await trx('contact_groups').insert([...new Set(groupIds)].map((group_id) => ({ organization_id: orgId, contact_id: contactId, group_id })));
+  } catch (err) {
+    if (isForeignKeyViolation(err)) throw validationFailed([{ field: 'groups', message: 'groups contains unknown group ids' }]);
+    throw err;
   }
+}
+
+/** Throws the problems `resolveFields` found in the transaction (a change made since `check` read). */
+function orThrow<T extends { problems: FieldProblem[] }>(resolved: T): T {
+  if (resolved.problems.length) throw validationFailed(resolved.problems);
+  return resolved;
 }
 
 async function load(db: Knex | Knex.Transaction, orgId: string, id: string) {
@@ -123,11 +141,13 @@ export const get = operation({
 export const create = operation({
   access: WRITE,
   input: createInput,
+  async check(ctx, input, _params, failed) {
+    const { problems } = await resolveFields(ctx, input, true, failed);
+    return [...problems, ...(await unknownGroups(tenant(ctx.db, ctx.caller.orgId), input.groups))];
+  },
   async run(ctx, input) {
-    const phone = await resolveFields(ctx, input, true);
+    const { phone } = orThrow(await resolveFields(ctx, input, true));
     return ctx.db.transaction(async (trx) => {
-      const t = tenant(trx, ctx.caller.orgId);
-      const groups = await checkGroups(t, input.groups ?? []);
       const [row] = await trx('contacts')
         .insert({
           organization_id: ctx.caller.orgId,
@@ -139,15 +159,27 @@ export const create = operation({
           tags: uniqueTags(input.tags) ?? [],
         })
         .returning('id');
-      await setGroups(trx, ctx.caller.orgId, row.id, groups);
+      await setGroups(trx, ctx.caller.orgId, row.id, input.groups ?? []);
       return load(trx, ctx.caller.orgId, row.id);
     });
   },
 });
 
+const phoneChange = (input: ContactInput) => input.phone !== undefined || input.countryCode !== undefined;
+
 export const update = operation({
   access: WRITE,
   input: updateInput,
+  async check(ctx, input, { id }: { id: string }, failed) {
+    const t = tenant(ctx.db, ctx.caller.orgId);
+    const groups = await unknownGroups(t, input.groups);
+    // The stored contact is read only when the change touches its addresses; a missing one is run's 404.
+    const touched = phoneChange(input) || input.email === null || input.phone === null;
+    const current = touched && isUuid(id) ? await t.scoped('contacts').where('contacts.id', id).first('email', 'phone', 'country_code') : undefined;
+    if (!current) return groups;
+    const merged: ContactInput = { email: current.email, phone: current.phone, countryCode: current.country_code, ...input };
+    return [...(await resolveFields(ctx, merged, phoneChange(input), failed)).problems, ...groups];
+  },
   async run(ctx, input, { id }: { id: string }) {
     return ctx.db.transaction(async (trx) => {
       const t = tenant(trx, ctx.caller.orgId);
@@ -158,9 +190,8 @@ export const update = operation({
         countryCode: current.country_code,
         ...input,
       };
-      const phoneChanged = input.phone !== undefined || input.countryCode !== undefined;
-      const phone = await resolveFields(ctx, merged, phoneChanged);
-      const groups = input.groups ? await checkGroups(t, input.groups) : undefined;
+      const phoneChanged = phoneChange(input);
+      const { phone } = orThrow(await resolveFields(ctx, merged, phoneChanged));
       await t
         .scoped('contacts')
         .where('contacts.id', id)
@@ -173,7 +204,7 @@ export const update = operation({
           tags: uniqueTags(input.tags),
           updated_at: nowMs(ctx.db),
         });
-      if (groups) await setGroups(trx, ctx.caller.orgId, id, groups);
+      if (input.groups) await setGroups(trx, ctx.caller.orgId, id, input.groups);
       return load(trx, ctx.caller.orgId, id);
     });
   },

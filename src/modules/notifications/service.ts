@@ -5,8 +5,9 @@ import { tenant } from '../../db/tenant.js';
 import { deliver, type RecipientInput, type RecipientOutcome } from '../../delivery/pipeline.js';
 import type { Channel } from '../../delivery/types.js';
 import { normaliseAddress } from '../../lib/addresses.js';
-import { badRequest, HttpError } from '../../lib/errors.js';
+import { HttpError, validationFailed, type FieldProblem } from '../../lib/errors.js';
 import { toE164 } from '../../lib/phone.js';
+import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
 
 const SEND = { role: 'any', apiKeys: true } as const;
@@ -44,9 +45,11 @@ const sendInput = z
     }),
     attachments: z.array(attachment).max(20).optional(),
   })
-  .superRefine(channelRules);
+  .superRefine(channelRules, v.whenPassed('type', 'message', 'subject', 'attachments'));
 
-const sendToAllInput = z.strictObject({ ...common, to: z.literal('all', { error: 'must be "all"' }) }).superRefine(channelRules);
+const sendToAllInput = z
+  .strictObject({ ...common, to: z.literal('all', { error: 'must be "all"' }) })
+  .superRefine(channelRules, v.whenPassed('type', 'message', 'subject'));
 
 /** The address as Herald sends to it (E.164 or a lower-case email), or null when it is not one. */
 async function normalise(ctx: AuthedContext, channel: Channel, raw: string): Promise<string | null> {
@@ -56,6 +59,7 @@ async function normalise(ctx: AuthedContext, channel: Channel, raw: string): Pro
 }
 
 const invalidReason = (channel: Channel) => (channel === 'email' ? 'Invalid email address' : 'Invalid phone number');
+const invalidSingle = (channel: Channel): FieldProblem => ({ field: 'to', message: `to must be a valid ${channel === 'email' ? 'email address' : 'phone number'}` });
 
 async function run(ctx: AuthedContext, channel: Channel, input: { message: string; subject?: string; attachments?: z.output<typeof attachment>[] }, recipients: RecipientInput[]) {
   const channelReady = await ctx.delivery.channelFor(ctx.caller.orgId, channel);
@@ -82,11 +86,16 @@ async function run(ctx: AuthedContext, channel: Channel, input: { message: strin
 export const send = operation({
   access: SEND,
   input: sendInput,
+  /** One recipient must be an address (the organization's country reads a phone); of many, each fails on its own. */
+  async check(ctx, input) {
+    if (typeof input.to !== 'string' || !input.type) return [];
+    return (await normalise(ctx, input.type, input.to)) ? [] : [invalidSingle(input.type)];
+  },
   async run(ctx, input): Promise<RecipientOutcome | RecipientOutcome[]> {
     return idempotent(ctx.db, ctx.caller.orgId, ctx.idempotencyKey, 'notifications.send', input, async () => {
       if (typeof input.to === 'string') {
         const address = await normalise(ctx, input.type, input.to);
-        if (!address) throw badRequest(`to must be a valid ${input.type === 'email' ? 'email address' : 'phone number'}`);
+        if (!address) throw validationFailed([invalidSingle(input.type)]);
         const [outcome] = await run(ctx, input.type, input, [{ recipient: address }]);
         if (outcome!.status === 'failed') throw new HttpError(502, outcome!.error ?? 'Delivery failed');
         return { recipient: outcome!.recipient, status: 'success' } as RecipientOutcome;

@@ -5,7 +5,8 @@ import { nowMs } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { paginate, type PageRequest } from '../../db/pagination.js';
 import { tenant } from '../../db/tenant.js';
-import { badRequest, conflict, forbidden, validationFailed } from '../../lib/errors.js';
+import { badRequest, conflict, forbidden } from '../../lib/errors.js';
+import { isUuid } from '../../lib/ids.js';
 import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
 import { checkPassword, hashPassword } from '../auth/passwords.js';
@@ -48,15 +49,17 @@ export const get = operation({
 
 export const create = operation({
   access: ADMIN,
-  input: z.strictObject({
-    firstName: v.name(),
-    lastName: v.name(),
-    email: v.email(),
-    password: v.password(),
-    countryCode: v.countryCode(),
-    phoneNumber: v.localPhone(),
-    role: v.role().default('user'),
-  }),
+  input: z
+    .strictObject({
+      firstName: v.name(),
+      lastName: v.name(),
+      email: v.email(),
+      password: v.password(),
+      countryCode: v.countryCode(),
+      phoneNumber: v.localPhone(),
+      role: v.role().default('user'),
+    })
+    .superRefine(v.personPhone, v.whenPassed('countryCode', 'phoneNumber')),
   async run(ctx, input) {
     const passwordHash = await hashPassword(input.password, ctx.config.bcryptRounds);
     try {
@@ -121,6 +124,13 @@ export const update = operation({
     phoneNumber: v.localPhone().optional(),
     role: v.role().optional(),
   }),
+  /** A new phone number must be one for the country code the user has (which no update changes). */
+  async check(ctx, input, { id }: Params) {
+    if (input.phoneNumber === undefined || !isUuid(id)) return [];
+    const user = await tenant(ctx.db, ctx.caller.orgId).scoped('users').where({ id }).first('country_code');
+    const problem = user && v.personPhoneProblem(user.country_code, input.phoneNumber);
+    return problem ? [{ field: 'phoneNumber', message: `phoneNumber ${problem}` }] : [];
+  },
   async run(ctx, input, { id }: Params) {
     const row = await changeUser(ctx, id, {
       first_name: input.firstName,
@@ -166,14 +176,19 @@ export const changePassword = operation({
     oldPassword: z.string().max(1024).optional(),
     newPassword: v.password(),
   }),
+  /** Changing one's own password takes the old one. */
+  async check(ctx, input, { id }: Params, failed) {
+    const self = id.toLowerCase() === ctx.caller.userId;
+    return self && !input.oldPassword && !failed.has('oldPassword') ? [{ field: 'oldPassword', message: 'oldPassword is required' }] : [];
+  },
   async run(ctx, input, { id }: Params) {
     const t = tenant(ctx.db, ctx.caller.orgId);
     const user = await t.owned<UserRow>('users', id, [...USER_COLUMNS, 'password_hash']);
     const self = user.id === ctx.caller.userId;
     if (!self && ctx.caller.role !== 'admin') throw forbidden();
     if (self) {
-      if (!input.oldPassword) throw validationFailed([{ field: 'oldPassword', message: 'oldPassword is required' }]);
-      const ok = Buffer.byteLength(input.oldPassword) <= 72 && (await checkPassword(input.oldPassword, user.password_hash));
+      const old = input.oldPassword ?? '';
+      const ok = Buffer.byteLength(old) <= 72 && (await checkPassword(old, user.password_hash));
       if (!ok) throw badRequest('Old password is incorrect');
     }
     const passwordHash = await hashPassword(input.newPassword, ctx.config.bcryptRounds);
