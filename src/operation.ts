@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { AuthedContext, Context } from './context.js';
 import type { Role } from './modules/auth/caller.js';
-import { forbidden, unauthorized, validationFailed, type FieldProblem } from './lib/errors.js';
+import { authenticationRequired, forbidden, validationFailed, type FieldProblem } from './lib/errors.js';
 import { validate, type Passed } from './lib/validation.js';
 
 /**
@@ -46,7 +46,7 @@ export function operation<S extends z.ZodType | undefined, P, O>(
     let runCtx: Context & Partial<AuthedContext> = ctx;
     if (!('public' in access)) {
       const caller = await ctx.authenticate();
-      if (!caller) throw unauthorized();
+      if (!caller) throw authenticationRequired();
       runCtx = { ...ctx, caller };
     }
     const validated = spec.input ? validate(spec.input, raw ?? {}) : undefined;

@@ -451,9 +451,10 @@ describe('JWT', () => {
     }
   });
 
-  test('no credential at all is 401', async () => {
-    expectError(await api.get('/users/me'), 401, 'Invalid token');
-    expectError(await api.get('/contacts'), 401, 'Invalid token');
+  test('no credential at all is 401 Authentication required, naming the ways to send one', async () => {
+    const required = 'Authentication required: send Authorization: Bearer <token>, the UNIFIED-API-Key header or the apikey query parameter';
+    expectError(await api.get('/users/me'), 401, required);
+    expectError(await api.get('/contacts'), 401, required);
   });
 
   test('a deactivated user’s token is 401 Invalid token at once', async () => {

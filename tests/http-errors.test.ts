@@ -374,6 +374,42 @@ describe('strings Postgres can not store', () => {
   });
 });
 
+describe('401 answers', () => {
+  const NO_CREDENTIAL = 'Authentication required: send Authorization: Bearer <token>, the UNIFIED-API-Key header or the apikey query parameter';
+
+  test('no credential at all: Authentication required, with WWW-Authenticate: Bearer realm="herald"', async () => {
+    for (const res of [await api.get('/users/me'), await api.get('/contacts'), await api.post('/contacts', { name: 'x' }), await api.get('/api-keys')]) {
+      expectError(res, 401, NO_CREDENTIAL);
+      expect(res.headers.get('www-authenticate')).toBe('Bearer realm="herald"');
+    }
+  });
+
+  test('a refused token or key: its own message, and error="invalid_token" in the challenge', async () => {
+    const refused = [
+      await api.get('/users/me', { token: 'not-a-jwt' }),
+      await api.get('/users/me', { headers: { authorization: 'Basic abc' } }),
+      await api.get('/contacts', { apiKey: 'uak_nope' }),
+      await api.get('/contacts', { queryKey: 'uak_nope' }),
+    ];
+    for (const res of refused) {
+      expect(res.status).toBe(401);
+      expect(res.body.message).not.toBe(NO_CREDENTIAL);
+      expect(res.headers.get('www-authenticate')).toBe('Bearer realm="herald", error="invalid_token"');
+    }
+  });
+
+  test('a failed login is 401 Invalid credentials with the plain challenge', async () => {
+    const res = await api.post('/auth/login', { email: org.email, password: 'not the password' });
+    expectError(res, 401, 'Invalid credentials');
+    expect(res.headers.get('www-authenticate')).toBe('Bearer realm="herald"');
+  });
+
+  test('answers other than 401 carry no challenge', async () => {
+    expect((await api.get('/users/me', auth())).headers.get('www-authenticate')).toBeNull();
+    expect((await api.get('/nope')).headers.get('www-authenticate')).toBeNull();
+  });
+});
+
 describe('validation names every failing field in one answer', () => {
   test('contact create: a bad email and a bad phone', async () => {
     const res = await api.post('/contacts', { name: 'x', email: 'not-an-email', phone: '12' }, auth());

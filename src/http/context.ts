@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
 import type { Context, Deps } from '../context.js';
+import { credentialRefused } from '../lib/errors.js';
 import type { Caller, Credentials } from '../modules/auth/caller.js';
 import { createLoaders } from '../loaders.js';
 import { authenticate } from '../modules/auth/authenticate.js';
@@ -32,11 +33,15 @@ export function contextMiddleware(deps: Deps): RequestHandler {
       loaders: createLoaders(deps.db),
       idempotencyKey: req.get('idempotency-key'),
       // One request counts once against its organization's quota, however many operations it runs.
+      // A 401 from here refused a credential the request carried (without one, the caller is null).
       authenticate: () =>
-        (caller ??= authenticate(deps, deps.tokens, credentials(req)).then(async (c) => {
-          if (c) await deps.quotas.request(c.orgId);
-          return c;
-        })),
+        (caller ??= authenticate(deps, deps.tokens, credentials(req)).then(
+          async (c) => {
+            if (c) await deps.quotas.request(c.orgId);
+            return c;
+          },
+          (err) => Promise.reject(credentialRefused(err)),
+        )),
     };
     next();
   };

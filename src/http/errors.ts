@@ -20,12 +20,12 @@ function fromBodyParser(err: { type?: string; status?: number }): HttpError | nu
 
 export const notFoundHandler: RequestHandler = (_req, _res, next) => next(notFound());
 
-/** The one place REST errors become `{ statusCode, message, error }`. */
+/** The one place REST errors become `{ statusCode, message, error }`, with the headers their status calls for. */
 export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   const httpError = fromBodyParser(err) ?? toHttpError(err);
   if (httpError.statusCode === 503) req.log.warn({ err: { message: (err as Error).message } }, 'database unavailable');
   else if (httpError.statusCode >= 500) req.log.error({ err }, 'request failed');
-  if (httpError.extra.retryAfter) res.setHeader('Retry-After', String(httpError.extra.retryAfter));
   if (res.headersSent) return res.end();
+  res.set(httpError.headers());
   res.status(httpError.statusCode).json(httpError.toBody());
 };

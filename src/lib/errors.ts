@@ -5,13 +5,20 @@ export interface FieldProblem {
   message: string;
 }
 
+export interface ErrorExtra {
+  details?: FieldProblem[];
+  retryAfter?: number;
+  /** A 401 that refused a credential the request carried (RFC 6750's `invalid_token`), not one for a request without any. */
+  credentialRefused?: boolean;
+}
+
 /** Every error a client may see: its HTTP status, reason phrase and a message safe to show. */
 export class HttpError extends Error {
   readonly error: string;
   constructor(
     readonly statusCode: number,
     message: string,
-    readonly extra: { details?: FieldProblem[]; retryAfter?: number } = {},
+    readonly extra: ErrorExtra = {},
   ) {
     super(message);
     this.name = 'HttpError';
@@ -21,6 +28,14 @@ export class HttpError extends Error {
   /** A stable machine-readable code for GraphQL `extensions.code`. */
   get code(): string {
     return this.error.toUpperCase().replace(/[^A-Z]+/g, '_');
+  }
+
+  /** The response headers the status calls for: `Retry-After`, and `WWW-Authenticate` on every 401. */
+  headers(): Record<string, string> {
+    const headers: Record<string, string> = {};
+    if (this.extra.retryAfter) headers['Retry-After'] = String(this.extra.retryAfter);
+    if (this.statusCode === 401) headers['WWW-Authenticate'] = `Bearer realm="herald"${this.extra.credentialRefused ? ', error="invalid_token"' : ''}`;
+    return headers;
   }
 
   toBody(): Record<string, unknown> {
@@ -37,6 +52,11 @@ export const badRequest = (message: string) => new HttpError(400, message);
 export const validationFailed = (details: FieldProblem[]) =>
   new HttpError(400, details.map((d) => d.message).join('; '), { details });
 export const unauthorized = (message = 'Invalid token') => new HttpError(401, message);
+export const authenticationRequired = () =>
+  new HttpError(401, 'Authentication required: send Authorization: Bearer <token>, the UNIFIED-API-Key header or the apikey query parameter');
+/** The same error, marked as the refusal of a credential that was sent (authentication's own 401s). */
+export const credentialRefused = (err: unknown) =>
+  err instanceof HttpError && err.statusCode === 401 ? new HttpError(401, err.message, { ...err.extra, credentialRefused: true }) : err;
 export const paymentRequired = (message = 'Insufficient credits') => new HttpError(402, message);
 export const forbidden = (message = 'Insufficient permissions') => new HttpError(403, message);
 export const notFound = (message = 'Resource not found') => new HttpError(404, message);
