@@ -9,7 +9,7 @@ import { createApollo } from '../graphql/server.js';
 import { HttpError } from '../lib/errors.js';
 import { contextMiddleware } from './context.js';
 import { errorHandler, notFoundHandler } from './errors.js';
-import { restRouter } from './rest.js';
+import { JSON_TYPES, restRouter } from './rest.js';
 import { routes } from './routes.js';
 
 const REQUEST_ID = /^[\w.:-]{1,100}$/;
@@ -44,7 +44,7 @@ export async function createApp(deps: Deps): Promise<{ app: Express; close: () =
     }),
   );
   app.use(helmet());
-  app.use(express.json({ limit: '15mb' }));
+  app.use(express.json({ limit: '15mb', type: JSON_TYPES }));
   app.use(contextMiddleware(deps));
 
   app.get('/health', (_req, res) => {

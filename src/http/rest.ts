@@ -1,5 +1,6 @@
-import { Router, type Request, type Response } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Page, PageRequest } from '../db/pagination.js';
+import { unsupportedMediaType } from '../lib/errors.js';
 import { parse, pageArgs } from '../lib/validation.js';
 import type { Operation } from '../operation.js';
 
@@ -37,11 +38,23 @@ function nextLink(req: Request, cursor: string): string {
   return `<${url.pathname}${url.search}>; rel="next"`;
 }
 
+/** The body types read as JSON: `application/json` (any charset the parser knows) and `+json` types. */
+export const JSON_TYPES = ['application/json', 'application/*+json'];
+
+/**
+ * A request body, when there is one, must be JSON: another type is refused (415) rather than read as
+ * no body at all. A request without a body (no content, or a length of 0) needs no content type.
+ */
+export const requireJson: RequestHandler = (req, _res, next) => {
+  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  next(hasBody && !req.is(JSON_TYPES) ? unsupportedMediaType('application/json') : undefined);
+};
+
 /** Mounts the route table: each line calls the same operation the GraphQL resolvers call. */
 export function restRouter(routes: Route[]): Router {
   const router = Router();
   for (const route of routes) {
-    router[route.method](route.path, async (req: Request, res: Response) => {
+    router[route.method](route.path, requireJson, async (req: Request, res: Response) => {
       const params = route.list ? pageFrom(req) : { ...req.params };
       const input = route.input ? route.input(req) : req.body;
       const result = await route.op(req.ctx, input, params);

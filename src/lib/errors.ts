@@ -61,6 +61,7 @@ export const paymentRequired = (message = 'Insufficient credits') => new HttpErr
 export const forbidden = (message = 'Insufficient permissions') => new HttpError(403, message);
 export const notFound = (message = 'Resource not found') => new HttpError(404, message);
 export const conflict = (message: string) => new HttpError(409, message);
+export const unsupportedMediaType = (expected: string) => new HttpError(415, `Content-Type must be ${expected}`);
 export const tooManyRequests = (retryAfter: number, message = 'Too many requests, try again later') =>
   new HttpError(429, message, { retryAfter });
 export const serviceUnavailable = (message = 'Service temporarily unavailable') => new HttpError(503, message);
