@@ -1,11 +1,12 @@
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
+import type { ErrorRequestHandler } from 'express';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import type { Context } from '../context.js';
-import { HttpError, toHttpError } from '../lib/errors.js';
+import { fromExpress, HttpError, toHttpError } from '../lib/errors.js';
 import { costLimit } from './cost-limit.js';
 import { depthLimit } from './depth-limit.js';
 import { jitExecution } from './executor.js';
@@ -42,17 +43,52 @@ export function formatError(log: Logger, production: boolean) {
       };
     }
     const code = String(formatted.extensions?.code ?? 'GRAPHQL_VALIDATION_FAILED');
-    const statusCode = CLIENT_CODES[code] ?? (code === 'INTERNAL_SERVER_ERROR' ? 500 : 400);
+    // Apollo's refusals that carry their own HTTP status (405 for a mutation over GET) report that one.
+    const http = (error as GraphQLError).extensions?.http as { status?: number } | undefined;
+    const statusCode = http?.status ?? CLIENT_CODES[code] ?? (code === 'INTERNAL_SERVER_ERROR' ? 500 : 400);
     const { stacktrace: _dropped, ...extensions } = formatted.extensions ?? {};
     return { ...formatted, extensions: { ...(production ? {} : extensions), code, statusCode } };
   };
 }
 
+/**
+ * Errors raised on `/graphql` before Apollo (the body parser's, a body that is not JSON) answered as
+ * GraphQL, `{ errors: [...] }`, formatted by `format` like every other, with their HTTP status.
+ */
+export function graphqlErrorHandler(format: ReturnType<typeof formatError>): ErrorRequestHandler {
+  return (err, _req, res, _next) => {
+    const error = fromExpress(err) ?? err;
+    const http = toHttpError(error);
+    if (res.headersSent) return res.end();
+    res.set(http.headers());
+    res.status(http.statusCode).json({ errors: [format({ message: http.message }, error)] });
+  };
+}
+
+/**
+ * An `operationName` that names no operation of the document (or none given for a document of
+ * several) is the client's error, refused before execution: graphql-jit would fail on it with a 500.
+ */
+const operationResolved: ApolloServerPlugin<Context> = {
+  async requestDidStart() {
+    return {
+      async didResolveOperation({ operation, request }) {
+        if (operation) return;
+        const message = request.operationName
+          ? `Unknown operation named "${request.operationName}".`
+          : 'Must provide operation name if query contains multiple operations.';
+        throw new GraphQLError(message, { extensions: { code: 'OPERATION_RESOLUTION_FAILURE', http: { status: 400 } } });
+      },
+    };
+  },
+};
+
 /** The largest worst-case answer an operation may ask for (see `cost-limit.ts`). */
 export const MAX_COST = 100_000;
 
-export async function createApollo(config: Config, log: Logger): Promise<ApolloServer<Context>> {
+export async function createApollo(config: Config, log: Logger): Promise<{ apollo: ApolloServer<Context>; errorHandler: ErrorRequestHandler }> {
   const production = config.env === 'production';
+  const format = formatError(log, production);
   const armor = new ApolloArmor({
     // Depth is our own rule: it limits introspection too, without refusing the IDE's introspection query.
     maxDepth: { enabled: false },
@@ -79,14 +115,15 @@ export async function createApollo(config: Config, log: Logger): Promise<ApolloS
     parseOptions: { maxLexicalTokens: 1000 },
     validationRules: [...armor.validationRules, depthLimit(10)],
     plugins: [
+      operationResolved,
       ...(armor.plugins as ApolloServerPlugin<Context>[]),
       costLimit(MAX_COST),
       ApolloServerPluginLandingPageDisabled(),
       // No field sets cache hints; the default cache-control plugin would still wrap every resolver.
       ApolloServerPluginCacheControlDisabled(),
     ],
-    formatError: formatError(log, production),
+    formatError: format,
   });
   await apollo.start();
-  return apollo;
+  return { apollo, errorHandler: graphqlErrorHandler(format) };
 }

@@ -9,7 +9,7 @@ import { createApollo } from '../graphql/server.js';
 import { HttpError } from '../lib/errors.js';
 import { contextMiddleware } from './context.js';
 import { errorHandler, notFoundHandler } from './errors.js';
-import { JSON_TYPES, restRouter } from './rest.js';
+import { JSON_TYPES, requireJson, restRouter } from './rest.js';
 import { routes } from './routes.js';
 
 const REQUEST_ID = /^[\w.:-]{1,100}$/;
@@ -60,10 +60,13 @@ export async function createApp(deps: Deps): Promise<{ app: Express; close: () =
     }
   });
 
-  const apollo = await createApollo(deps.config, deps.log);
+  const { apollo, errorHandler: graphqlErrors } = await createApollo(deps.config, deps.log);
   app.use(ideStatic);
   app.get('/graphql', ideHandler());
+  app.post('/graphql', requireJson);
   app.use('/graphql', expressMiddleware(apollo, { context: async ({ req }) => req.ctx }));
+  // Whatever is refused before Apollo (body, content type) is answered as GraphQL too.
+  app.use('/graphql', graphqlErrors);
 
   app.use(restRouter(routes));
   app.use(notFoundHandler);

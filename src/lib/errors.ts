@@ -72,6 +72,27 @@ export const internalError = () => new HttpError(500, 'Internal server error');
 const UNAVAILABLE = new Set(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', '53300']);
 const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND']);
 
+/**
+ * The errors Express raises before a route runs, all the client's: the body parser's (bad JSON 400,
+ * too large 413, wrong charset 415) and any other 4xx it marks (a path parameter that is not UTF-8).
+ */
+export function fromExpress(err: unknown): HttpError | null {
+  const e = err as { type?: unknown; status?: unknown } | null;
+  switch (e?.type) {
+    case 'entity.parse.failed':
+      return new HttpError(400, 'Malformed JSON in request body');
+    case 'entity.too.large':
+      return new HttpError(413, 'Request body is too large');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new HttpError(415, 'Unsupported request body encoding');
+    case 'request.aborted':
+      return new HttpError(400, 'Request aborted');
+    default:
+      return typeof e?.status === 'number' && e.status >= 400 && e.status < 500 ? new HttpError(e.status, 'Bad request') : null;
+  }
+}
+
 /** Turns anything thrown into the error a client sees; unknown errors become a bare 500. */
 export function toHttpError(err: unknown): HttpError {
   if (err instanceof HttpError) return err;
