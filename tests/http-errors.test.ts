@@ -41,10 +41,44 @@ describe('unknown routes', () => {
     expectError(res, 404, 'Resource not found');
   });
 
-  test('a documented path with an undocumented method is 404 in the same shape, with or without credentials', async () => {
-    expectError(await api.raw('PATCH', '/contacts', { name: 'x' }, auth()), 404, 'Resource not found');
-    expectError(await api.raw('DELETE', '/organizations/current', undefined, auth()), 404, 'Resource not found');
-    expectError(await api.raw('GET', '/auth/signup'), 404, 'Resource not found');
+  test('a documented path with an undocumented method is 405 with Allow listing its methods, with or without credentials', async () => {
+    const cases: [string, string, string][] = [
+      ['PATCH', '/contacts', 'GET, POST'],
+      ['DELETE', '/organizations/current', 'GET'],
+      ['GET', '/auth/signup', 'POST'],
+      ['POST', `/contacts/${randomUUID()}`, 'GET, PUT, DELETE'],
+      ['GET', `/campaigns/${randomUUID()}/launch`, 'POST'],
+      ['POST', '/users/me', 'GET, PUT, DELETE'],
+      ['POST', '/health', 'GET'],
+      ['DELETE', '/ready', 'GET'],
+    ];
+    for (const [method, path, allow] of cases) {
+      for (const cred of [auth(), undefined]) {
+        const res = await api.raw(method, path, method === 'GET' || method === 'DELETE' ? undefined : {}, cred);
+        expectError(res, 405, `${method} is not allowed on this path; use ${allow}`);
+        expect(res.headers.get('allow')).toBe(allow);
+      }
+    }
+  });
+
+  test('/graphql answers other methods with 405 and Allow: GET, POST, in the GraphQL shape', async () => {
+    for (const [method, body] of [['PUT', { query: '{ health }' }], ['DELETE', undefined], ['PATCH', {}]] as const) {
+      const res = await api.raw(method, '/graphql', body, auth());
+      expect(res.status).toBe(405);
+      expect(res.headers.get('allow')).toBe('GET, POST');
+      expect(res.body).toEqual({
+        errors: [{ message: `${method} is not allowed on this path; use GET, POST`, extensions: { code: 'METHOD_NOT_ALLOWED', statusCode: 405 } }],
+      });
+    }
+  });
+
+  test('OPTIONS answers a known path with its Allow header', async () => {
+    for (const [path, allow] of [['/contacts', 'GET, POST'], ['/health', 'GET'], ['/graphql', 'GET, POST']]) {
+      const res = await api.raw('OPTIONS', path!);
+      expect(res.status).toBe(204);
+      expect(res.headers.get('allow')).toBe(allow);
+    }
+    expect((await api.raw('OPTIONS', '/nope')).status).toBe(404);
   });
 
   test('versioned or trailing-segment variants of real paths are not served', async () => {

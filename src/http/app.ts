@@ -9,7 +9,7 @@ import { createApollo } from '../graphql/server.js';
 import { HttpError } from '../lib/errors.js';
 import { contextMiddleware } from './context.js';
 import { errorHandler, notFoundHandler } from './errors.js';
-import { JSON_TYPES, requireJson, restRouter } from './rest.js';
+import { JSON_TYPES, otherMethods, requireJson, restRouter } from './rest.js';
 import { routes } from './routes.js';
 
 const REQUEST_ID = /^[\w.:-]{1,100}$/;
@@ -59,13 +59,16 @@ export async function createApp(deps: Deps): Promise<{ app: Express; close: () =
       res.status(503).json(e.toBody());
     }
   });
+  app.all(['/health', '/ready'], otherMethods(['GET']));
 
   const { apollo, errorHandler: graphqlErrors } = await createApollo(deps.config, deps.log);
+  const graphqlMethods = otherMethods(['GET', 'POST']);
   app.use(ideStatic);
+  app.use('/graphql', (req, res, next) => (req.method === 'GET' || req.method === 'POST' ? next() : graphqlMethods(req, res, next)));
   app.get('/graphql', ideHandler());
   app.post('/graphql', requireJson);
   app.use('/graphql', expressMiddleware(apollo, { context: async ({ req }) => req.ctx }));
-  // Whatever is refused before Apollo (body, content type) is answered as GraphQL too.
+  // Whatever is refused before Apollo (body, content type, method) is answered as GraphQL too.
   app.use('/graphql', graphqlErrors);
 
   app.use(restRouter(routes));

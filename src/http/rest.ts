@@ -1,6 +1,6 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Page, PageRequest } from '../db/pagination.js';
-import { unsupportedMediaType } from '../lib/errors.js';
+import { methodNotAllowed, unsupportedMediaType } from '../lib/errors.js';
 import { parse, pageArgs } from '../lib/validation.js';
 import type { Operation } from '../operation.js';
 
@@ -50,6 +50,38 @@ export const requireJson: RequestHandler = (req, _res, next) => {
   next(hasBody && !req.is(JSON_TYPES) ? unsupportedMediaType('application/json') : undefined);
 };
 
+const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+/** Answers a path's other methods: OPTIONS with its `Allow`, anything else 405 with it. */
+export function otherMethods(allow: Iterable<string>): RequestHandler {
+  const methods = [...allow].sort((a, b) => METHOD_ORDER.indexOf(a) - METHOD_ORDER.indexOf(b));
+  return (req, res, next) => {
+    if (req.method === 'OPTIONS') {
+      res.set('Allow', methods.join(', ')).status(204).end();
+      return;
+    }
+    next(methodNotAllowed(req.method, methods));
+  };
+}
+
+/**
+ * A path of the table called with a method it lacks: 405 with the methods of every table path that
+ * matches it (`/users/me` is also `/users/:id`), found by the router's own matching. Paths no route
+ * knows fall through, to 404.
+ */
+function methodsOfTable(router: Router, routes: Route[]) {
+  const byPath = new Map<string, Set<string>>();
+  for (const route of routes) byPath.set(route.path, (byPath.get(route.path) ?? new Set()).add(route.method.toUpperCase()));
+  for (const [path, methods] of byPath) {
+    router.all(path, (_req, res, next) => {
+      const allow: Set<string> = (res.locals.allow ??= new Set<string>());
+      methods.forEach((m) => allow.add(m));
+      next();
+    });
+  }
+  router.use((req, res, next) => (res.locals.allow ? otherMethods(res.locals.allow as Set<string>)(req, res, next) : next()));
+}
+
 /** Mounts the route table: each line calls the same operation the GraphQL resolvers call. */
 export function restRouter(routes: Route[]): Router {
   const router = Router();
@@ -68,5 +100,6 @@ export function restRouter(routes: Route[]): Router {
       res.status(route.status ?? 200).json(route.view ? route.view(result) : result);
     });
   }
+  methodsOfTable(router, routes);
   return router;
 }

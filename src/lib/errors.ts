@@ -8,6 +8,8 @@ export interface FieldProblem {
 export interface ErrorExtra {
   details?: FieldProblem[];
   retryAfter?: number;
+  /** A 405's methods of the path. */
+  allow?: string[];
   /** A 401 that refused a credential the request carried (RFC 6750's `invalid_token`), not one for a request without any. */
   credentialRefused?: boolean;
 }
@@ -30,10 +32,11 @@ export class HttpError extends Error {
     return this.error.toUpperCase().replace(/[^A-Z]+/g, '_');
   }
 
-  /** The response headers the status calls for: `Retry-After`, and `WWW-Authenticate` on every 401. */
+  /** The response headers the status calls for: `Retry-After`, `Allow`, and `WWW-Authenticate` on every 401. */
   headers(): Record<string, string> {
     const headers: Record<string, string> = {};
     if (this.extra.retryAfter) headers['Retry-After'] = String(this.extra.retryAfter);
+    if (this.extra.allow) headers.Allow = this.extra.allow.join(', ');
     if (this.statusCode === 401) headers['WWW-Authenticate'] = `Bearer realm="herald"${this.extra.credentialRefused ? ', error="invalid_token"' : ''}`;
     return headers;
   }
@@ -60,6 +63,8 @@ export const credentialRefused = (err: unknown) =>
 export const paymentRequired = (message = 'Insufficient credits') => new HttpError(402, message);
 export const forbidden = (message = 'Insufficient permissions') => new HttpError(403, message);
 export const notFound = (message = 'Resource not found') => new HttpError(404, message);
+export const methodNotAllowed = (method: string, allow: string[]) =>
+  new HttpError(405, `${method} is not allowed on this path; use ${allow.join(', ')}`, { allow });
 export const conflict = (message: string) => new HttpError(409, message);
 export const unsupportedMediaType = (expected: string) => new HttpError(415, `Content-Type must be ${expected}`);
 export const tooManyRequests = (retryAfter: number, message = 'Too many requests, try again later') =>
