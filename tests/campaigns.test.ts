@@ -81,6 +81,8 @@ describe('create, read, update', () => {
       recipientType: 'selected',
       manualRecipients: ['+254712345002', 'x@example.com'],
     });
+    // A domain without a dot, for a private relay: allowed while BLOCK_PRIVATE_HOSTS is off.
+    expect(await campaign(org, { recipients: { manual: ['Root@localhost'] } })).toMatchObject({ manualRecipients: ['root@localhost'] });
   });
 
   test('validation: messages per channel, email subject, ids of other organizations, unknown fields', async () => {

@@ -77,3 +77,15 @@ export async function paginate<Row extends { created_at: Date; id: string }>(
   const totalCount = !page.cursor && !more ? items.length : Number(((await countQuery) as { n: number } | undefined)?.n ?? 0);
   return { items, totalCount, nextCursor: more ? encodeCursor(items[items.length - 1]!) : null };
 }
+
+/** `paginate`, each row turned into what the API shows. */
+export async function paginateAs<Row extends { created_at: Date; id: string }, Dto>(
+  query: Knex.QueryBuilder,
+  table: string,
+  page: PageRequest,
+  toDto: (row: Row) => Dto,
+  keyset?: Keyset,
+): Promise<Page<Dto>> {
+  const result = await paginate<Row>(query, table, page, keyset);
+  return { ...result, items: result.items.map(toDto) };
+}

@@ -188,6 +188,8 @@ export function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<
 }
 
 // Reusable field rules, as decisions.md sets them.
+/** A resource id (a UUID): a bad one is a 400 naming its field. */
+export const id = () => z.uuid({ error: 'must be a valid id' });
 export const name = () => z.string().trim().min(1).max(100);
 export const email = () =>
   z

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Role } from '../auth/caller.js';
 import { nowMs } from '../../db/database.js';
-import { paginate, type PageRequest } from '../../db/pagination.js';
+import { paginateAs, type PageRequest } from '../../db/pagination.js';
 import { tenant } from '../../db/tenant.js';
 import { iso } from '../../lib/ids.js';
 import * as v from '../../lib/validation.js';
@@ -74,8 +74,7 @@ export const create = operation({
 export const list = operation({
   access: ADMIN_JWT,
   async run(ctx, _input: undefined, page: PageRequest) {
-    const result = await paginate<ApiKeyRow>(tenant(ctx.db, ctx.caller.orgId).scoped('api_keys').select(COLUMNS), 'api_keys', page);
-    return { ...result, items: result.items.map(toDto) };
+    return paginateAs(tenant(ctx.db, ctx.caller.orgId).scoped('api_keys').select(COLUMNS), 'api_keys', page, toDto);
   },
 });
 

@@ -2,13 +2,13 @@ import { z } from 'zod';
 import type { AuthedContext } from '../../context.js';
 import { nowMs } from '../../db/database.js';
 import { idempotent } from '../../db/idempotency.js';
-import { paginate, type PageRequest } from '../../db/pagination.js';
+import { paginateAs, type PageRequest } from '../../db/pagination.js';
 import { tenant } from '../../db/tenant.js';
 import { unitCost } from '../../delivery/cost.js';
 import * as credits from '../../delivery/credits.js';
 import type { Channel } from '../../delivery/types.js';
 import { badRequest, conflict, validationFailed, type FieldProblem } from '../../lib/errors.js';
-import { toE164 } from '../../lib/phone.js';
+import { normaliseAddress } from '../../lib/addresses.js';
 import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
 import { materialiseAudience } from './audience.js';
@@ -27,7 +27,6 @@ const messagesSchema = z.strictObject({
 });
 const channels = z.array(z.enum(['email', 'sms', 'whatsapp'])).min(1).max(3).refine((cs) => new Set(cs).size === cs.length, 'must not repeat a channel');
 const scheduleDate = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time' }).nullable();
-const uuid = () => z.uuid({ error: 'must be a valid id' });
 
 /** The channels a campaign sends on that have no message: each needs one. */
 const withoutMessage = (chans: Channel[], messages: CampaignMessages) => chans.filter((c) => !messages[c]);
@@ -41,8 +40,8 @@ const createInput = z
     channels,
     recipients: z
       .strictObject({
-        contacts: z.array(uuid()).max(10_000).optional(),
-        groups: z.array(uuid()).max(1000).optional(),
+        contacts: z.array(v.id()).max(10_000).optional(),
+        groups: z.array(v.id()).max(1000).optional(),
         manual: z.array(z.string().trim().min(1).max(320)).max(10_000).optional(),
       })
       .optional(),
@@ -88,7 +87,7 @@ async function manualRecipients(ctx: AuthedContext, raw: string[] | undefined): 
   const addresses = new Set<string>();
   const bad: string[] = [];
   for (const given of new Set(raw)) {
-    const address = given.includes('@') ? (z.email().safeParse(given).success ? given.toLowerCase() : null) : toE164(given, { orgCountry: org?.country });
+    const address = normaliseAddress(given, { orgCountry: org?.country, dotlessDomains: !ctx.config.blockPrivateHosts });
     if (address) addresses.add(address);
     else bad.push(given);
   }
@@ -99,8 +98,7 @@ async function manualRecipients(ctx: AuthedContext, raw: string[] | undefined): 
 export const list = operation({
   access: READ,
   async run(ctx, _input: undefined, page: PageRequest) {
-    const result = await paginate<CampaignRow>(tenant(ctx.db, ctx.caller.orgId).scoped('campaigns').select('campaigns.*'), 'campaigns', page);
-    return { ...result, items: result.items.map(toCampaignDto) };
+    return paginateAs(tenant(ctx.db, ctx.caller.orgId).scoped('campaigns').select('campaigns.*'), 'campaigns', page, toCampaignDto);
   },
 });
 

@@ -2,12 +2,12 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { AuthedContext } from '../../context.js';
 import { nowMs } from '../../db/database.js';
-import { paginate, type PageRequest } from '../../db/pagination.js';
+import { paginateAs, type PageRequest } from '../../db/pagination.js';
 import { tenant, type Tenant } from '../../db/tenant.js';
 import { isForeignKeyViolation } from '../../db/errors.js';
 import { validationFailed, type FieldProblem } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
-import { toE164 } from '../../lib/phone.js';
+import { normaliseAddress } from '../../lib/addresses.js';
 import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
 import { contactColumns, toContactDto, type ContactRow } from './dto.js';
@@ -15,7 +15,6 @@ import { contactColumns, toContactDto, type ContactRow } from './dto.js';
 const READ = { role: 'any', apiKeys: true } as const;
 const WRITE = { role: 'admin', apiKeys: true } as const;
 
-const uuid = () => z.uuid({ error: 'must be a valid id' });
 const fields = {
   name: v.name(),
   email: v.email().nullable(),
@@ -27,7 +26,7 @@ const fields = {
     .nullable(),
   organization: z.string().trim().max(100).nullable(),
   tags: z.array(z.string().trim().min(1).max(50)).max(50),
-  groups: z.array(uuid()).max(1000),
+  groups: z.array(v.id()).max(1000),
 };
 
 const createInput = z.strictObject({
@@ -43,7 +42,7 @@ const updateInput = createInput.partial();
 type ContactInput = z.output<typeof updateInput>;
 
 const filterInput = z.strictObject({
-  group: uuid().optional(),
+  group: v.id().optional(),
   tag: z.string().trim().min(1).max(50).optional(),
   search: z.string().trim().min(1).max(100).optional(),
 });
@@ -63,7 +62,7 @@ async function resolveFields(ctx: AuthedContext, merged: ContactInput, phoneChan
   // A country code that failed its rule leaves the phone unjudged: it may be good for the code meant.
   if (phone && phoneChanged && !failed.has('countryCode')) {
     const org = await ctx.loaders.organizationById.load(ctx.caller.orgId);
-    phone = toE164(phone, { countryCode: merged.countryCode, orgCountry: org?.country });
+    phone = normaliseAddress(phone, { kind: 'phone', countryCode: merged.countryCode, orgCountry: org?.country });
     if (!phone) problems.push({ field: 'phone', message: 'phone must be a valid phone number' });
   }
   return { phone, problems };
@@ -125,8 +124,7 @@ export const list = operation({
   access: READ,
   input: filterInput,
   async run(ctx, filter, page: PageRequest) {
-    const result = await paginate<ContactRow>(listQuery(tenant(ctx.db, ctx.caller.orgId), filter), 'contacts', page);
-    return { ...result, items: result.items.map(toContactDto) };
+    return paginateAs(listQuery(tenant(ctx.db, ctx.caller.orgId), filter), 'contacts', page, toContactDto);
   },
 });
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { nowMs } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import { paginate, type PageRequest } from '../../db/pagination.js';
+import { paginateAs, type PageRequest } from '../../db/pagination.js';
 import { tenant } from '../../db/tenant.js';
 import { badRequest } from '../../lib/errors.js';
 import * as v from '../../lib/validation.js';
@@ -34,8 +34,7 @@ export const list = operation({
   access: READ,
   async run(ctx, _input: undefined, page: PageRequest) {
     const query = tenant(ctx.db, ctx.caller.orgId).scoped('groups').select(groupColumns(ctx.db));
-    const result = await paginate<GroupRow>(query, 'groups', page);
-    return { ...result, items: result.items.map(toGroupDto) };
+    return paginateAs(query, 'groups', page, toGroupDto);
   },
 });
 

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { paginate, type PageRequest } from '../../db/pagination.js';
+import { paginateAs, type PageRequest } from '../../db/pagination.js';
 import { tenant } from '../../db/tenant.js';
 import { expandRecipients, type StoredRecipient } from '../../delivery/log-recipients.js';
 import { operation } from '../../operation.js';
+import * as v from '../../lib/validation.js';
 
 const READ = { role: 'any', apiKeys: true } as const;
 
@@ -67,7 +68,7 @@ const filterInput = z
     status: z.enum(['success', 'failed', 'pending']).optional(),
     dateFrom: date().optional(),
     dateTo: date().optional(),
-    campaignId: z.uuid({ error: 'must be a valid id' }).optional(),
+    campaignId: v.id().optional(),
   })
   .refine((f) => !f.dateFrom || !f.dateTo || start(f.dateFrom) <= end(f.dateTo), { path: ['dateTo'], message: 'must not be before dateFrom' });
 export type MessageLogFilter = z.output<typeof filterInput>;
@@ -88,8 +89,7 @@ export const list = operation({
     if (filter.dateFrom) q.where('message_logs.created_at', '>=', start(filter.dateFrom));
     if (filter.dateTo) q.where('message_logs.created_at', '<=', end(filter.dateTo));
     if (filter.campaignId) q.where('message_logs.campaign_id', filter.campaignId);
-    const result = await paginate<MessageLogRow>(q, 'message_logs', page);
-    return { ...result, items: result.items.map(toDto) };
+    return paginateAs(q, 'message_logs', page, toDto);
   },
 });
 

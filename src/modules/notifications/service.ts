@@ -6,7 +6,6 @@ import { deliver, type RecipientInput, type RecipientOutcome } from '../../deliv
 import type { Channel } from '../../delivery/types.js';
 import { normaliseAddress } from '../../lib/addresses.js';
 import { HttpError, validationFailed, type FieldProblem } from '../../lib/errors.js';
-import { toE164 } from '../../lib/phone.js';
 import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
 
@@ -55,7 +54,7 @@ const sendToAllInput = z
 async function normalise(ctx: AuthedContext, channel: Channel, raw: string): Promise<string | null> {
   if (channel === 'email') return normaliseAddress(raw, { kind: 'email', dotlessDomains: !ctx.config.blockPrivateHosts });
   const org = await ctx.loaders.organizationById.load(ctx.caller.orgId);
-  return toE164(raw, { orgCountry: org?.country });
+  return normaliseAddress(raw, { kind: 'phone', orgCountry: org?.country });
 }
 
 const invalidReason = (channel: Channel) => (channel === 'email' ? 'Invalid email address' : 'Invalid phone number');

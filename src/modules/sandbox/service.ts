@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { paginate, type Keyset, type PageRequest } from '../../db/pagination.js';
+import { paginateAs, type Keyset, type PageRequest } from '../../db/pagination.js';
 import { tenant } from '../../db/tenant.js';
 import { normaliseAddress } from '../../lib/addresses.js';
 import { operation } from '../../operation.js';
@@ -66,7 +66,6 @@ export const list = operation({
       const org = await ctx.loaders.organizationById.load(ctx.caller.orgId);
       q.where('sandbox_outbox.recipient', normaliseAddress(filter.recipient, { orgCountry: org?.country }) ?? filter.recipient);
     }
-    const result = await paginate<OutboxRow>(q, 'sandbox_outbox', req, byCallAndPosition);
-    return { ...result, items: result.items.map(toDto) };
+    return paginateAs(q, 'sandbox_outbox', req, toDto, byCallAndPosition);
   },
 });

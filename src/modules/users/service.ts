@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { AuthedContext } from '../../context.js';
 import { nowMs } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import { paginate, type PageRequest } from '../../db/pagination.js';
+import { paginateAs, type PageRequest } from '../../db/pagination.js';
 import { tenant } from '../../db/tenant.js';
 import { badRequest, conflict, forbidden } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
@@ -22,8 +22,7 @@ type Params = { id: string };
 export const list = operation({
   access: ADMIN,
   async run(ctx, _input: undefined, page: PageRequest) {
-    const result = await paginate<UserRow>(tenant(ctx.db, ctx.caller.orgId).scoped('users').select(USER_COLUMNS), 'users', page);
-    return { ...result, items: result.items.map(toUserDto) };
+    return paginateAs(tenant(ctx.db, ctx.caller.orgId).scoped('users').select(USER_COLUMNS), 'users', page, toUserDto);
   },
 });
 
