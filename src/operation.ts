@@ -1,4 +1,6 @@
 import type { z } from 'zod';
+import { paginateAs, type Page, type PageRequest } from './db/pagination.js';
+import { tenant } from './db/tenant.js';
 import type { AuthedContext, Context } from './context.js';
 import type { Role } from './modules/auth/caller.js';
 import { authenticationRequired, forbidden, validationFailed, type FieldProblem } from './lib/errors.js';
@@ -64,4 +66,17 @@ export function operation<S extends z.ZodType | undefined, P, O>(
     }
     return spec.run(runCtx, validated?.value as Output<S>, params);
   };
+}
+
+/** The plain list of a tenant table: the caller's organization's rows, newest first, paged, as DTOs. */
+export function listOf<Row extends { created_at: Date; id: string }, Dto>(
+  access: { role: Role | 'any'; apiKeys: boolean },
+  table: string,
+  columns: readonly string[],
+  toDto: (row: Row) => Dto,
+): Operation<PageRequest, Page<Dto>> {
+  return operation({
+    access,
+    run: (ctx, _input: undefined, page: PageRequest) => paginateAs(tenant(ctx.db, ctx.caller.orgId).scoped(table).select(columns), table, page, toDto),
+  });
 }

@@ -1,19 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Herald } from '../src/server.js';
-import { client, signupOrg, startTestHerald, type Client, type Org, type Reply } from './helpers/herald.js';
+import { heraldWithOrg, type Client, type Org, type Reply } from './helpers/herald.js';
 
 // Whatever reaches POST /graphql is answered as GraphQL: `{ errors: [{ message, extensions: { code,
 // statusCode } }] }`, with the HTTP status of the refusal, never a 5xx, never the REST shape.
-let herald: Herald;
-let api: Client;
-let org: Org;
-
-beforeAll(async () => {
-  herald = await startTestHerald();
-  api = client(herald.url);
-  org = await signupOrg(api);
-});
-afterAll(() => herald.stop());
+let herald: Herald, api: Client, org: Org;
+beforeAll(async () => ({ herald, api, org } = await heraldWithOrg()));
+afterAll(() => herald?.stop());
 
 const auth = () => ({ token: org.token });
 

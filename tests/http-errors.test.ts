@@ -1,18 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Herald } from '../src/server.js';
-import { client, isolatedDatabase, signupBody, signupOrg, startTestHerald, UUID_RE, type Client, type Org, type Reply } from './helpers/herald.js';
+import { heraldWithOrg, client, isolatedDatabase, signupBody, signupOrg, startTestHerald, UUID_RE, type Client, type Org, type Reply } from './helpers/herald.js';
 import { ERROR_KEYS, expectError, sortedKeys as sorted } from './helpers/expect.js';
 
-let herald: Herald;
-let api: Client;
-let org: Org;
-
-beforeAll(async () => {
-  herald = await startTestHerald();
-  api = client(herald.url);
-  org = await signupOrg(api);
-});
-afterAll(() => herald.stop());
+let herald: Herald, api: Client, org: Org;
+beforeAll(async () => ({ herald, api, org } = await heraldWithOrg()));
+afterAll(() => herald?.stop());
 
 const auth = () => ({ token: org.token });
 

@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import type { Role } from '../auth/caller.js';
 import { nowMs } from '../../db/database.js';
-import { paginateAs, type PageRequest } from '../../db/pagination.js';
 import { tenant } from '../../db/tenant.js';
 import { iso } from '../../lib/ids.js';
 import * as v from '../../lib/validation.js';
-import { operation } from '../../operation.js';
+import { listOf, operation } from '../../operation.js';
 import { generateApiKey, hashApiKey, visiblePrefix } from './format.js';
 
 interface ApiKeyRow {
@@ -71,12 +70,7 @@ export const create = operation({
   },
 });
 
-export const list = operation({
-  access: ADMIN_JWT,
-  async run(ctx, _input: undefined, page: PageRequest) {
-    return paginateAs(tenant(ctx.db, ctx.caller.orgId).scoped('api_keys').select(COLUMNS), 'api_keys', page, toDto);
-  },
-});
+export const list = listOf(ADMIN_JWT, 'api_keys', COLUMNS, toDto);
 
 /** Revoking twice is harmless: the first revocation time is kept. */
 export const revoke = operation({

@@ -3,17 +3,12 @@ import { isUniqueViolation } from '../../db/errors.js';
 import { badRequest, unauthorized } from '../../lib/errors.js';
 import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
-import { loginUser, toUserDto, USER_COLUMNS, type UserRow } from '../users/dto.js';
+import { loginUser, newUserFields, toUserDto, USER_COLUMNS, type UserRow } from '../users/dto.js';
 import { burnComparison, checkPassword, hashPassword } from './passwords.js';
 
 const signupInput = z
   .strictObject({
-    firstName: v.name(),
-    lastName: v.name(),
-    email: v.email(),
-    password: v.password(),
-    countryCode: v.countryCode(),
-    phoneNumber: v.localPhone(),
+    ...newUserFields(),
     companyName: v.name(),
     sector: v.name(),
     country: v.name(),

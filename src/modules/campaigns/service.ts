@@ -2,7 +2,6 @@ import { z } from 'zod';
 import type { AuthedContext } from '../../context.js';
 import { nowMs } from '../../db/database.js';
 import { idempotent } from '../../db/idempotency.js';
-import { paginateAs, type PageRequest } from '../../db/pagination.js';
 import { tenant } from '../../db/tenant.js';
 import { unitCost } from '../../delivery/cost.js';
 import * as credits from '../../delivery/credits.js';
@@ -10,7 +9,7 @@ import type { Channel } from '../../delivery/types.js';
 import { badRequest, conflict, validationFailed, type FieldProblem } from '../../lib/errors.js';
 import { normaliseAddress } from '../../lib/addresses.js';
 import * as v from '../../lib/validation.js';
-import { operation } from '../../operation.js';
+import { listOf, operation } from '../../operation.js';
 import { materialiseAudience } from './audience.js';
 import { openChunks, processChunk } from './batches.js';
 import { toCampaignDto, type CampaignMessages, type CampaignRow } from './dto.js';
@@ -95,12 +94,7 @@ async function manualRecipients(ctx: AuthedContext, raw: string[] | undefined): 
   return { addresses: [...addresses], problems };
 }
 
-export const list = operation({
-  access: READ,
-  async run(ctx, _input: undefined, page: PageRequest) {
-    return paginateAs(tenant(ctx.db, ctx.caller.orgId).scoped('campaigns').select('campaigns.*'), 'campaigns', page, toCampaignDto);
-  },
-});
+export const list = listOf(READ, 'campaigns', ['campaigns.*'], toCampaignDto);
 
 export const get = operation({
   access: READ,

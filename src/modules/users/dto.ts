@@ -1,4 +1,5 @@
 import type { Role } from '../auth/caller.js';
+import * as v from '../../lib/validation.js';
 
 export interface UserRow {
   id: string;
@@ -72,3 +73,13 @@ export const loginUser = ({ _id, firstName, lastName, email, role, organization,
   isActive,
 });
 export const listedUser = (u: UserDto) => ({ ...loginUser(u), createdAt: u.createdAt, updatedAt: u.updatedAt });
+
+/** What a new user gives, at signup and when an admin adds one: the rules of decisions.md. */
+export const newUserFields = () => ({
+  firstName: v.name(),
+  lastName: v.name(),
+  email: v.email(),
+  password: v.password(),
+  countryCode: v.countryCode(),
+  phoneNumber: v.localPhone(),
+});

@@ -3,15 +3,14 @@ import { z } from 'zod';
 import type { AuthedContext } from '../../context.js';
 import { nowMs } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import { paginateAs, type PageRequest } from '../../db/pagination.js';
 import { tenant } from '../../db/tenant.js';
 import { badRequest, conflict, forbidden } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import * as v from '../../lib/validation.js';
-import { operation } from '../../operation.js';
+import { listOf, operation } from '../../operation.js';
 import { checkPassword, hashPassword } from '../auth/passwords.js';
 import { revokeTokensNow } from '../auth/service.js';
-import { toUserDto, USER_COLUMNS, type UserRow } from './dto.js';
+import { newUserFields, toUserDto, USER_COLUMNS, type UserRow } from './dto.js';
 
 const ADMIN = { role: 'admin', apiKeys: false } as const;
 const ANY_USER = { role: 'any', apiKeys: false } as const;
@@ -19,12 +18,7 @@ const LAST_ADMIN = 'An organization must keep at least one active admin';
 
 type Params = { id: string };
 
-export const list = operation({
-  access: ADMIN,
-  async run(ctx, _input: undefined, page: PageRequest) {
-    return paginateAs(tenant(ctx.db, ctx.caller.orgId).scoped('users').select(USER_COLUMNS), 'users', page, toUserDto);
-  },
-});
+export const list = listOf(ADMIN, 'users', USER_COLUMNS, toUserDto);
 
 /** The caller and a summary of their organization, which `GET /users/me` embeds. */
 export const me = operation({
@@ -50,12 +44,7 @@ export const create = operation({
   access: ADMIN,
   input: z
     .strictObject({
-      firstName: v.name(),
-      lastName: v.name(),
-      email: v.email(),
-      password: v.password(),
-      countryCode: v.countryCode(),
-      phoneNumber: v.localPhone(),
+      ...newUserFields(),
       role: v.role().default('user'),
     })
     .superRefine(v.personPhone, v.whenPassed('countryCode', 'phoneNumber')),
