@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { validationFailed, type FieldProblem } from './errors.js';
+import { isUuid } from './ids.js';
 import { toE164 } from './phone.js';
 
 /** What a zod issue says about its field, worded to follow the field name ("email must be ..."). */
@@ -188,8 +189,8 @@ export function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<
 }
 
 // Reusable field rules, as decisions.md sets them.
-/** A resource id (a UUID): a bad one is a 400 naming its field. */
-export const id = () => z.uuid({ error: 'must be a valid id' });
+/** A resource id: a UUID by the same rule as path ids (`isUuid`); a bad one is a 400 naming its field. */
+export const id = () => z.string().refine(isUuid, 'must be a valid id');
 export const name = () => z.string().trim().min(1).max(100);
 export const email = () =>
   z

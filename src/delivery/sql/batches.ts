@@ -18,12 +18,18 @@ interface ChunkKey {
 
 /**
  * Claims a chunk's claimable batches of an active campaign (`pending`, or `sending` under a lease that
- * ran out: its worker died) for this worker, holding what they cost, and answers their addresses
- * (JSON text) and what each needs reserved beyond what it held. Rows another worker is claiming are
- * skipped, so of two workers only one gets a batch. The caller reserves the sum in the same
- * transaction, and rolls the claim back when the balance does not cover it.
+ * ran out: its worker died) for this worker, holding what they cost. Rows another worker is claiming
+ * are skipped, so of two workers only one gets a batch. With `heldOnly`, only batches already
+ * holding their whole cost are claimed (launch reserved it: no credits move, so the claim needs no
+ * transaction), and `needing` counts those left because they need more. Without it, every claimable
+ * batch is claimed and `extra` says what each needs beyond what it held: the caller reserves the sum
+ * in the same transaction, and rolls the claim back when the balance does not cover it. A row with a
+ * null `batch_no` only carries `needing`.
  */
-export const claimBatches = statement<ChunkKey & { leaseSeconds: number; unitCost: number }, { batch_no: number; extra: number; addresses: string }>(
+export const claimBatches = statement<
+  ChunkKey & { leaseSeconds: number; unitCost: number; heldOnly: boolean },
+  { needing: number; batch_no: number | null; extra: number; reserved: number; addresses: string }
+>(
   'herald_batches_claim',
   `WITH candidates AS (
      SELECT b.batch_no, greatest(round(:unitCost::numeric * b.recipient_count, 2) - b.reserved, 0) AS extra
@@ -31,14 +37,18 @@ export const claimBatches = statement<ChunkKey & { leaseSeconds: number; unitCos
      WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel AND b.batch_no BETWEEN :first AND :last
        AND (b.status = 'pending' OR (b.status = 'sending' AND b.claimed_at < now() - make_interval(secs => :leaseSeconds)))
        AND EXISTS (SELECT 1 FROM campaigns c WHERE c.organization_id = :orgId AND c.id = :campaignId AND c.status = 'active')
-     FOR UPDATE OF b SKIP LOCKED)
-   UPDATE campaign_batches b
-   SET status = 'sending', claimed_at = now(), attempts = b.attempts + 1, reserved = b.reserved + candidates.extra
-   FROM candidates
-   WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel AND b.batch_no BETWEEN :first AND :last
-     AND b.batch_no = candidates.batch_no
-   -- Addresses as JSON text: parsed natively, much faster than an array literal.
-   RETURNING b.batch_no, candidates.extra, array_to_json(b.addresses)::text AS addresses`,
+     FOR UPDATE OF b SKIP LOCKED),
+   claimed AS (
+     UPDATE campaign_batches b
+     SET status = 'sending', claimed_at = now(), attempts = b.attempts + 1, reserved = b.reserved + candidates.extra
+     FROM candidates
+     WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel AND b.batch_no BETWEEN :first AND :last
+       AND b.batch_no = candidates.batch_no AND (NOT :heldOnly::boolean OR candidates.extra = 0)
+     -- Addresses as JSON text: parsed natively, much faster than an array literal.
+     RETURNING b.batch_no, candidates.extra, b.reserved, array_to_json(b.addresses)::text AS addresses)
+   SELECT n.needing, claimed.* FROM
+     (SELECT count(*) FILTER (WHERE :heldOnly::boolean AND extra > 0)::int AS needing FROM candidates) n
+     LEFT JOIN claimed ON true`,
 );
 
 /** Extends the lease of batches this worker is still sending. */
@@ -139,10 +149,10 @@ export const stalledBatches = statement<
  */
 export const interruptedBatches = statement<
   { leaseSeconds: number; limit: number },
-  { organization_id: string; campaign_id: string; channel: string; batch_no: number; addresses: string[]; messages: unknown; created_by: string | null }
+  { organization_id: string; campaign_id: string; channel: string; batch_no: number; addresses: string[]; reserved: number; messages: unknown; created_by: string | null }
 >(
   'herald_batches_interrupted',
-  `SELECT b.organization_id, b.campaign_id, b.channel, b.batch_no, b.addresses, c.messages, c.created_by
+  `SELECT b.organization_id, b.campaign_id, b.channel, b.batch_no, b.addresses, b.reserved, c.messages, c.created_by
    FROM campaigns c
    JOIN campaign_batches b ON b.organization_id = c.organization_id AND b.campaign_id = c.id
    WHERE c.status = 'canceled' AND b.status = 'sending' AND b.claimed_at < now() - make_interval(secs => :leaseSeconds)

@@ -32,6 +32,8 @@ export interface BatchDeps {
 interface Claimed {
   batch_no: number;
   addresses: string[];
+  /** The credits it holds. */
+  reserved: number;
   logId: string;
 }
 
@@ -73,13 +75,12 @@ export async function processChunk(deps: BatchDeps, ref: ChunkRef): Promise<numb
   if (!row || row.status !== 'active' || !content) return 0;
   const info = logInfo(config, ref.channel, row.messages, row.created_by)!;
 
-  let claimed = await claim(db, ref, info.unit, config.campaignLeaseSeconds);
-  if (claimed === 'short') {
-    // The balance no longer covers the chunk: its batches fail, uncharged (credits held by a batch
-    // taken over are given back).
-    claimed = (await claim(db, ref, 0, config.campaignLeaseSeconds)) as Claimed[];
-    if (claimed.length) await settle(db, ref, info, claimed, claimed.flatMap((b) => b.addresses.map((recipient) => failure(recipient, INSUFFICIENT))));
-    return 0;
+  const { claimed, short } = await claim(db, ref, info.unit, config.campaignLeaseSeconds);
+  if (short) {
+    // The balance no longer covers the batches that need more than they hold: they fail, uncharged
+    // (credits held by a batch taken over are given back). Claimed at no cost, they move no credits.
+    const unpaid = (await claim(db, ref, 0, config.campaignLeaseSeconds)).claimed;
+    if (unpaid.length) await settle(db, ref, info, unpaid, unpaid.flatMap((b) => b.addresses.map((recipient) => failure(recipient, INSUFFICIENT))));
   }
   if (!claimed.length) return 0;
 
@@ -127,24 +128,42 @@ const outcomeOf = (recipient: string, r: DeliveryResult) =>
 const failure = (recipient: string, error: string): DeliveryResult => ({ recipient, ok: false, error, network: 'herald' });
 
 /**
- * Claims the chunk's claimable batches and reserves what they cost beyond what they already hold, in
- * one transaction. 'short' when the balance does not cover them (the claim is rolled back then).
+ * Claims the chunk's claimable batches and reserves what they cost beyond what they already hold.
+ * Launch reserved every batch's cost, so a claim usually moves no credits: those batches are claimed
+ * in one statement on its own. Batches that need more (a scheduled start the balance did not cover)
+ * are claimed and reserved in one transaction, rolled back when the balance does not cover them:
+ * `short` says so, and they are left claimable.
  */
-async function claim(db: Db, ref: ChunkRef, unitCost: number, leaseSeconds: number): Promise<Claimed[] | 'short'> {
+async function claim(db: Db, ref: ChunkRef, unitCost: number, leaseSeconds: number): Promise<{ claimed: Claimed[]; short: boolean }> {
   const [first, last] = batchRange(ref);
-  const short = new Error('short');
-  try {
-    return await db.transaction(async (trx) => {
-      const rows = await run(trx, claimBatches, { ...keyOf(ref), first, last, leaseSeconds, unitCost });
-      if (!(await credits.reserve(trx, ref.orgId, rows.reduce((sum, b) => sum + Number(b.extra), 0)))) throw short;
-      return rows
-        .sort((a, b) => a.batch_no - b.batch_no)
-        .map((r) => ({ batch_no: r.batch_no, addresses: JSON.parse(r.addresses) as string[], logId: batchLogId(ref.campaignId, ref.channel, r.batch_no) }));
-    });
-  } catch (err) {
-    if (err === short) return 'short';
-    throw err;
+  const key = { ...keyOf(ref), first, last, leaseSeconds, unitCost };
+  const held = await run(db, claimBatches, { ...key, heldOnly: true });
+  const rows = held.filter((r) => r.batch_no !== null);
+  let short = false;
+  if (held[0]!.needing > 0) {
+    const balanceShort = new Error('short');
+    try {
+      rows.push(
+        ...(await db.transaction(async (trx) => {
+          const more = (await run(trx, claimBatches, { ...key, heldOnly: false })).filter((r) => r.batch_no !== null);
+          if (!(await credits.reserve(trx, ref.orgId, more.reduce((sum, b) => sum + Number(b.extra), 0)))) throw balanceShort;
+          return more;
+        })),
+      );
+    } catch (err) {
+      if (err !== balanceShort) throw err;
+      short = true;
+    }
   }
+  const claimed = rows
+    .sort((a, b) => a.batch_no! - b.batch_no!)
+    .map((r) => ({
+      batch_no: r.batch_no!,
+      addresses: JSON.parse(r.addresses) as string[],
+      reserved: Number(r.reserved),
+      logId: batchLogId(ref.campaignId, ref.channel, r.batch_no!),
+    }));
+  return { claimed, short };
 }
 
 /**
@@ -175,15 +194,23 @@ async function settle(db: Db, ref: ChunkRef, info: LogInfo, claimed: Claimed[], 
     from += size;
     return settled;
   });
+  const input = {
+    ...keyOf(ref),
+    senderUserId: info.senderUserId,
+    preview: info.preview,
+    length: info.length,
+    unitCost: info.unit,
+    batches: jsonRows(batches, 'recipients'),
+  };
+  // Every recipient sent spends exactly what its batch held: nothing to release, so the settle is
+  // one statement on its own. Otherwise what was not spent is released in the same transaction.
+  const unspent = claimed.reduce((sum, b, i) => sum + b.reserved - batches[i]!.cost, 0);
+  if (round2(unspent) <= 0) {
+    await run(db, settleBatches, input);
+    return;
+  }
   await db.transaction(async (trx) => {
-    const [{ refund }] = (await run(trx, settleBatches, {
-      ...keyOf(ref),
-      senderUserId: info.senderUserId,
-      preview: info.preview,
-      length: info.length,
-      unitCost: info.unit,
-      batches: jsonRows(batches, 'recipients'),
-    })) as [{ refund: number }];
+    const [{ refund }] = (await run(trx, settleBatches, input)) as [{ refund: number }];
     await credits.release(trx, ref.orgId, Number(refund));
   });
 }
@@ -219,7 +246,7 @@ export async function settleInterruptedBatches(deps: Pick<BatchDeps, 'db' | 'con
     // Only the organization, campaign and channel of the ref matter to `settle`.
     const ref: ChunkRef = { orgId: row.organization_id, campaignId: row.campaign_id, channel, chunkNo: 0, size: 1 };
     const info = logInfo(config, channel, row.messages as CampaignMessages, row.created_by) ?? { senderUserId: row.created_by, preview: '', length: 0, unit: 0 };
-    const batch: Claimed = { batch_no: row.batch_no, addresses: row.addresses, logId: batchLogId(row.campaign_id, channel, row.batch_no) };
+    const batch: Claimed = { batch_no: row.batch_no, addresses: row.addresses, reserved: Number(row.reserved), logId: batchLogId(row.campaign_id, channel, row.batch_no) };
     await settle(db, ref, info, [batch], row.addresses.map((recipient) => failure(recipient, INTERRUPTED)));
   }
   return rows.length;
