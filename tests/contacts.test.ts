@@ -29,6 +29,12 @@ afterAll(() => herald?.stop());
 const countContacts = async (orgId: string) => Number((await herald.db('contacts').where({ organization_id: orgId }).count({ n: '*' }).first())!.n);
 
 describe('POST /contacts', () => {
+  test('an email on a domain without a dot (a private relay) is accepted while private hosts are allowed', async () => {
+    const res = await api.post('/contacts', { name: 'Root', email: 'Root@localhost' }, admin);
+    expect(res.status).toBe(201);
+    expect(res.body.email).toBe('root@localhost');
+  });
+
   test('201 with every field; email lowercased, phone in E.164, tags deduplicated, groups stored', async () => {
     const g1 = await makeGroup(api, admin);
     const g2 = await makeGroup(api, admin);

@@ -462,6 +462,10 @@ describe('addresses on a domain without a dot where private hosts are blocked', 
     expectValidation(await put('herald@localhost'), ['email_from']);
     expect((await put('herald@example.com')).status).toBe(200);
 
+    const contact = await api.post('/contacts', { name: 'Root', email: 'root@localhost' }, { token: org.token });
+    expectValidation(contact, ['email']);
+    expect((await api.post('/contacts', { name: 'Ada', email: 'Ada@Example.com' }, { token: org.token })).body.email).toBe('ada@example.com');
+
     const send = (to: string | string[]) => api.post('/notifications/send', { type: 'email', to, subject: 'Hi', message: 'Hello' }, { token: org.token });
     const one = await send('root@localhost');
     expectValidation(one, ['to']);

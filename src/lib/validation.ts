@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { validationFailed, type FieldProblem } from './errors.js';
 import { isUuid } from './ids.js';
+import { isEmailAddress } from './addresses.js';
 import { toE164 } from './phone.js';
 
 /** What a zod issue says about its field, worded to follow the field name ("email must be ..."). */
@@ -192,6 +193,20 @@ export function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<
 /** A resource id: a UUID by the same rule as path ids (`isUuid`); a bad one is a 400 naming its field. */
 export const id = () => z.string().refine(isUuid, 'must be a valid id');
 export const name = () => z.string().trim().min(1).max(100);
+/**
+ * A recipient's email address, lower-cased. A domain without a dot (`root@localhost`) passes here:
+ * the operation's check refuses it where private relays are blocked (`dotlessRefused`).
+ */
+export const recipientEmail = () =>
+  z
+    .string()
+    .trim()
+    .max(254)
+    .refine((a) => isEmailAddress(a, { dotlessDomains: true }), 'must be a valid email')
+    .transform((a) => a.toLowerCase());
+/** The problem of a `recipientEmail` on a domain without a dot, where private relays are blocked. */
+export const dotlessRefused = (field: string, address: string | null | undefined, blockPrivateHosts: boolean): FieldProblem[] =>
+  blockPrivateHosts && address && !isEmailAddress(address) ? [{ field, message: `${field} must be a valid email` }] : [];
 export const email = () =>
   z
     .string()

@@ -17,7 +17,7 @@ const WRITE = { role: 'admin', apiKeys: true } as const;
 
 const fields = {
   name: v.name(),
-  email: v.email().nullable(),
+  email: v.recipientEmail().nullable(),
   phone: z.string().trim().min(1).max(40).nullable(),
   countryCode: z
     .string()
@@ -141,7 +141,8 @@ export const create = operation({
   input: createInput,
   async check(ctx, input, _params, failed) {
     const { problems } = await resolveFields(ctx, input, true, failed);
-    return [...problems, ...(await unknownGroups(tenant(ctx.db, ctx.caller.orgId), input.groups))];
+    const dotless = v.dotlessRefused('email', input.email, ctx.config.blockPrivateHosts);
+    return [...dotless, ...problems, ...(await unknownGroups(tenant(ctx.db, ctx.caller.orgId), input.groups))];
   },
   async run(ctx, input) {
     const { phone } = orThrow(await resolveFields(ctx, input, true));
@@ -170,7 +171,7 @@ export const update = operation({
   input: updateInput,
   async check(ctx, input, { id }: { id: string }, failed) {
     const t = tenant(ctx.db, ctx.caller.orgId);
-    const groups = await unknownGroups(t, input.groups);
+    const groups = [...v.dotlessRefused('email', input.email, ctx.config.blockPrivateHosts), ...(await unknownGroups(t, input.groups))];
     // The stored contact is read only when the change touches its addresses; a missing one is run's 404.
     const touched = phoneChange(input) || input.email === null || input.phone === null;
     const current = touched && isUuid(id) ? await t.scoped('contacts').where('contacts.id', id).first('email', 'phone', 'country_code') : undefined;
