@@ -274,12 +274,17 @@ describe('BLOCK_PRIVATE_HOSTS=true', () => {
     'email_host %s is 400 and not stored',
     async (host) => {
       const res = await gapi.put('/organizations/current/credentials', { email_host: host, email_user: 'u@example.com' }, { token: org.token });
-      expectError(res, 400, /email_host/);
+      expectValidation(res, ['email_host']);
       const read = await gapi.get('/organizations/current', { token: org.token });
       expect(read.body.credentials.email_host).not.toBe(host);
       expect(read.body.credentials.email_user).not.toBe('u@example.com');
     },
   );
+
+  test('a private host is named in the same answer as the input\'s other problems', async () => {
+    const res = await gapi.put('/organizations/current/credentials', { email_host: '10.1.2.3', email_port: 70000, email_from: 'mail@relay' }, { token: org.token });
+    expectValidation(res, ['email_port', 'email_host', 'email_from']);
+  });
 
   test.each(['[2606:4700::1111]', '8.8.8.8', '93.184.216.34'])('a public address (%s) is accepted', async (host) => {
     const res = await gapi.put('/organizations/current/credentials', { email_host: host }, { token: org.token });

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { Config } from '../../config/config.js';
 import { nowMs } from '../../db/database.js';
 import { isEmailAddress } from '../../lib/addresses.js';
-import { badRequest, notFound, validationFailed } from '../../lib/errors.js';
+import { notFound } from '../../lib/errors.js';
+import * as v from '../../lib/validation.js';
 import { isPrivateHost } from '../../lib/hosts.js';
 import { operation } from '../../operation.js';
 import { EMAIL_SECURE_MODES, readCredentials, sealCredentials, type StoredCredentials } from '../../delivery/credentials.js';
@@ -65,13 +66,15 @@ export const updateCredentials = operation({
     whatsapp_access_token: text(2000).optional(),
     whatsapp_phone_number_id: z.string().trim().regex(/^\d{1,30}$/, 'must be digits').optional(),
   }),
+  // Where the platform blocks private hosts (BLOCK_PRIVATE_HOSTS), named with the input's other problems.
+  async check(ctx, input) {
+    if (!ctx.config.blockPrivateHosts) return [];
+    const host = input.email_host && (await isPrivateHost(input.email_host.replace(/^\[|\]$/g, '')))
+      ? [{ field: 'email_host', message: 'email_host must not be a loopback, private or link-local address' }]
+      : [];
+    return [...host, ...v.dotlessRefused('email_from', input.email_from, true)];
+  },
   async run(ctx, input) {
-    if (ctx.config.blockPrivateHosts && input.email_host && (await isPrivateHost(input.email_host.replace(/^\[|\]$/g, '')))) {
-      throw badRequest('email_host must not be a loopback, private or link-local address');
-    }
-    if (ctx.config.blockPrivateHosts && input.email_from && !isEmailAddress(input.email_from)) {
-      throw validationFailed([{ field: 'email_from', message: 'email_from must be a valid email' }]);
-    }
     const row = await ctx.db.transaction(async (trx) => {
       const current = (await trx('organizations').where({ id: ctx.caller.orgId }).forUpdate().first()) as OrganizationRow;
       const merged: StoredCredentials = { ...readCredentials(ctx.config, current), ...input };
