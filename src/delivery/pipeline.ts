@@ -140,6 +140,8 @@ interface Settlement {
   failed_count: number;
   cost: number;
   network: string | null;
+  /** What the log holds (not written: it tells whether the settle releases anything). */
+  held: number;
 }
 
 /** Logs written per settle statement: bounds the statement's size when many batches finish at once. */
@@ -178,6 +180,7 @@ class Settler {
       failed_count: outcomes.length - successes,
       cost: round2(unit * successes),
       network: results.find((r) => r.ok)?.network ?? results[0]?.network ?? null,
+      held: batch.reserved,
     });
     this.running ??= this.drain();
     return outcomes;
@@ -204,9 +207,16 @@ class Settler {
     this.running = null;
   }
 
-  private write(chunk: Settlement[]) {
-    return this.db.transaction(async (trx) => {
-      const settled = await run(trx, settleLogs, { orgId: this.orgId, logs: jsonRows(chunk, 'recipients') });
+  private async write(chunk: Settlement[]) {
+    const input = { orgId: this.orgId, logs: jsonRows(chunk.map(({ held: _held, ...log }) => log), 'recipients') };
+    // Every recipient delivered spends exactly what its log held: nothing to release, so the settle
+    // is one statement on its own; a transaction only when something goes back.
+    if (round2(chunk.reduce((sum, c) => sum + c.held - c.cost, 0)) <= 0) {
+      await run(this.db, settleLogs, input);
+      return;
+    }
+    await this.db.transaction(async (trx) => {
+      const settled = await run(trx, settleLogs, input);
       await credits.release(trx, this.orgId, settled.reduce((sum, s) => sum + Number(s.refund), 0));
     });
   }
