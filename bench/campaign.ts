@@ -36,7 +36,7 @@ try {
   }).then((r) => r.json())) as { token: string; user: { organization: string } };
   const auth = { authorization: `Bearer ${signup.token}`, 'content-type': 'application/json' };
   const orgId = signup.user.organization;
-  await pool.query('UPDATE organizations SET credits = 1e9 WHERE id = $1', [orgId]);
+  await pool.query('UPDATE organization_credits SET credits = 1e9 WHERE organization_id = $1', [orgId]);
   await pool.query(
     `INSERT INTO contacts (organization_id, name, phone)
      SELECT $1, 'Contact ' || i, '+2547' || lpad((10000000 + i)::text, 8, '0') FROM generate_series(1, $2) AS i`,

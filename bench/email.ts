@@ -38,7 +38,7 @@ try {
     body: JSON.stringify({ email_host: '127.0.0.1', email_port: String(smtpPort), email_from: 'bench@example.com' }),
   });
   if (!creds.ok) throw new Error(`credentials: ${creds.status} ${await creds.text()}`);
-  await pool.query('UPDATE organizations SET credits = 1e9 WHERE id = $1', [orgId]);
+  await pool.query('UPDATE organization_credits SET credits = 1e9 WHERE organization_id = $1', [orgId]);
   await pool.query(
     `INSERT INTO contacts (organization_id, name, email)
      SELECT $1, 'Contact ' || i, 'contact' || i || '@example.com' FROM generate_series(1, $2) AS i`,

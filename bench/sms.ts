@@ -39,7 +39,7 @@ try {
     body: JSON.stringify({ sms_apiKey: CREDS.apikey, sms_partnerID: CREDS.partnerID, sms_shortCode: CREDS.shortcode }),
   });
   if (!creds.ok) throw new Error(`credentials: ${creds.status} ${await creds.text()}`);
-  await pool.query('UPDATE organizations SET credits = 1e9 WHERE id = $1', [orgId]);
+  await pool.query('UPDATE organization_credits SET credits = 1e9 WHERE organization_id = $1', [orgId]);
   await pool.query(
     `INSERT INTO contacts (organization_id, name, phone)
      SELECT $1, 'Contact ' || i, '+2547' || lpad((10000000 + i)::text, 8, '0') FROM generate_series(1, $2) AS i`,

@@ -5,6 +5,7 @@ import type { ContactDto } from './modules/contacts/dto.js';
 import { contactsOfGroups } from './modules/contacts/queries.js';
 import { groupColumns, toGroupDto, type GroupDto, type GroupRow } from './modules/groups/dto.js';
 import { toSummary, type OrganizationSummary } from './modules/organizations/dto.js';
+import { organizationRows } from './modules/organizations/queries.js';
 
 export interface GroupKey {
   orgId: string;
@@ -34,7 +35,7 @@ function byShape<K extends GroupKey>(keys: readonly K[], shape: (k: K) => string
 export function createLoaders(db: Db) {
   return {
     organizationById: new DataLoader<string, OrganizationSummary | null>(async (ids) => {
-      const rows = await db('organizations').whereIn('id', [...ids]).select('id', 'name', 'sector', 'country', 'credits');
+      const rows = await organizationRows(db, ids);
       const byId = new Map(rows.map((r) => [r.id, toSummary(r)]));
       return ids.map((id) => byId.get(id) ?? null);
     }),
@@ -49,7 +50,7 @@ export function createLoaders(db: Db) {
               'groups.id',
               batch.map((k) => k.id),
             )
-            .select(groupColumns(db))) as GroupRow[];
+            .select(groupColumns(db, orgId))) as GroupRow[];
           for (const row of rows) found.set(`${orgId}|${row.id}`, toGroupDto(row));
         }
         return keys.map((k) => found.get(`${k.orgId}|${k.id}`) ?? null);

@@ -55,7 +55,7 @@ test('a batch left mid-send by a dead worker in a campaign canceled since is set
       organization_id: org.orgId, campaign_id: campaignId, channel: 'sms', batch_no: 0, addresses: ['+254712345681', '+254712345682'],
       recipient_count: 2, status: 'sending', attempts: 1, reserved: 2, claimed_at: trx.raw("now() - interval '10 seconds'"),
     });
-    await trx('organizations').where({ id: org.orgId }).decrement('credits', 2);
+    await trx('organization_credits').where({ organization_id: org.orgId }).decrement('credits', 2);
   });
   const before = (await api.get('/organizations/current', { token: org.token })).body.credits;
 

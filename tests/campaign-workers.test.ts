@@ -56,7 +56,7 @@ afterAll(async () => {
 
 async function launchBigCampaign(): Promise<{ org: Org; campaignId: string }> {
   const org = await signupOrg(api);
-  await herald.db('organizations').where({ id: org.orgId }).update({ credits: 100_000 });
+  await herald.db('organization_credits').where({ organization_id: org.orgId }).update({ credits: 100_000 });
   await herald.db.raw(
     `INSERT INTO contacts (organization_id, name, phone)
      SELECT ?, 'Contact ' || i, '+2547' || lpad((10000000 + i)::text, 8, '0') FROM generate_series(1, ?) AS i`,

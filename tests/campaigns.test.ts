@@ -230,7 +230,7 @@ describe('launch', () => {
   test('402 when the credits cannot cover the audience, nothing sent', async () => {
     const org = await signupOrg(api);
     await seedContacts(org, 20, 1);
-    await herald.db('organizations').where({ id: org.orgId }).update({ credits: 3 });
+    await herald.db('organization_credits').where({ organization_id: org.orgId }).update({ credits: 3 });
     const c = await campaign(org);
     const res = await api.post(`/campaigns/${c._id}/launch`, undefined, { token: org.token });
     expect(res.status).toBe(402);
@@ -240,7 +240,7 @@ describe('launch', () => {
 
   test('a larger audience answers active and the workers complete it, each recipient once', async () => {
     const org = await signupOrg(api);
-    await herald.db('organizations').where({ id: org.orgId }).update({ credits: 10_000 });
+    await herald.db('organization_credits').where({ organization_id: org.orgId }).update({ credits: 10_000 });
     await seedContacts(org, 450, 2);
     const c = await campaign(org);
     const res = await api.post(`/campaigns/${c._id}/launch`, undefined, { token: org.token });
@@ -302,7 +302,7 @@ describe('schedule and cancel', () => {
     const c = await campaign(org, { scheduleDate: new Date(Date.now() + 1500).toISOString() });
     expect((await api.post(`/campaigns/${c._id}/launch`, undefined, { token: org.token })).body.status).toBe('scheduled');
     // 150 recipients need 150 credits: the start reserves nothing, and the chunk's claim finds 120.
-    await herald.db('organizations').where({ id: org.orgId }).update({ credits: 120 });
+    await herald.db('organization_credits').where({ organization_id: org.orgId }).update({ credits: 120 });
     const done = await waitFor(() => api.get(`/campaigns/${c._id}`, { token: org.token }), (r) => r.body.status === 'completed');
     expect(done.body.analytics).toMatchObject({ sent: 0, failed: 150 });
     expect((await api.get('/organizations/current', { token: org.token })).body.credits).toBe(120);
@@ -337,7 +337,7 @@ describe('schedule and cancel', () => {
 
   test('cancelling an active campaign stops it: unsent recipients stay unsent and unpaid', async () => {
     const org = await signupOrg(api);
-    await herald.db('organizations').where({ id: org.orgId }).update({ credits: 100_000 });
+    await herald.db('organization_credits').where({ organization_id: org.orgId }).update({ credits: 100_000 });
     // Twelve chunks of 1,000 at 200 ms each, four at a time: the cancel lands while most wait.
     await seedContacts(org, 12_000, 3);
     const c = await campaign(org);

@@ -18,7 +18,7 @@ beforeAll(async () => {
   herald = await startTestHerald();
   api = client(herald.url);
   org = await signupOrg(api);
-  await herald.db('organizations').where({ id: org.orgId }).update({ credits: 1_000_000 });
+  await herald.db('organization_credits').where({ organization_id: org.orgId }).update({ credits: 1_000_000 });
   key = (await createApiKey(api, org, 'admin')).key;
   ids.group = (await api.post('/groups', { name: 'Fuzz', color: 'bg-red-500' }, { token: org.token })).body._id;
   ids.contact = (await api.post('/contacts', { name: 'Fuzz', phone: '0712345678' }, { token: org.token })).body._id;

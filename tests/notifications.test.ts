@@ -8,7 +8,7 @@ beforeAll(async () => ({ herald, api } = await heraldWithClient()));
 afterAll(() => herald?.stop());
 
 const credits = async (org: Org) => (await api.get('/organizations/current', { token: org.token })).body.credits as number;
-const setCredits = (org: Org, n: number) => herald.db('organizations').where({ id: org.orgId }).update({ credits: n });
+const setCredits = (org: Org, n: number) => herald.db('organization_credits').where({ organization_id: org.orgId }).update({ credits: n });
 const outbox = async (org: Org) => (await api.get('/sandbox/outbox?limit=1000', { token: org.token })).body as any[];
 const logs = async (org: Org, query = '') => (await api.get(`/message-logs${query}`, { token: org.token })).body as any[];
 

@@ -326,7 +326,7 @@ describe('a send in flight and one its process abandoned', () => {
     const before = await credits(org);
     // What a process that died after reserving leaves: 2 credits held, two recipients pending (one
     // as a bare address, one as a pending object, as older logs have it), one invalid.
-    await herald.db('organizations').where({ id: org.orgId }).decrement('credits', 2);
+    await herald.db('organization_credits').where({ organization_id: org.orgId }).decrement('credits', 2);
     await herald.db('message_logs').insert({
       organization_id: org.orgId, channel: 'sms', message_preview: 'x', message_length: 1, unit_cost: 1, reserved: 2,
       pending_count: 2, failed_count: 1, created_at: new Date(Date.now() - 3_600_000),
@@ -346,7 +346,7 @@ describe('a send in flight and one its process abandoned', () => {
     const [a, b] = [await liveOrg(), await liveOrg()];
     const before = [await credits(a), await credits(b)];
     const abandon = async (org: typeof a, n: number) => {
-      await herald.db('organizations').where({ id: org.orgId }).decrement('credits', n);
+      await herald.db('organization_credits').where({ organization_id: org.orgId }).decrement('credits', n);
       for (let i = 0; i < n; i++) {
         await herald.db('message_logs').insert({
           organization_id: org.orgId, channel: 'sms', message_preview: 'x', message_length: 1, unit_cost: 1, reserved: 1,

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Herald } from '../src/server.js';
+import { LAYOUT } from '../src/db/layout.js';
 import { startTestHerald } from './helpers/herald.js';
 
 /**
@@ -7,6 +8,10 @@ import { startTestHerald } from './helpers/herald.js';
  * `organization_id`, its primary key is `(organization_id, ...)`, and its unique constraints,
  * indexes and foreign keys to other such tables lead with `organization_id`. `users` and
  * `api_keys` are global tables (found by email or key hash before the organization is known).
+ *
+ * The same rules are what lets Citus distribute the tenant tables by `organization_id`
+ * (`src/db/layout.ts` says where each table lives there): every table is placed, and nothing keeps a
+ * tenant table from being distributed (a trigger, a key from a global table into it).
  */
 
 let herald: Herald;
@@ -16,8 +21,10 @@ beforeAll(async () => {
 });
 afterAll(() => herald.stop());
 
-const GLOBAL_TABLES = new Set(['users', 'api_keys']);
+const GLOBAL_TABLES = new Set<string>([...LAYOUT.reference, ...LAYOUT.coordinator]);
 const EXPECTED_TENANT_TABLES = ['campaign_batches', 'campaigns', 'contact_groups', 'contacts', 'groups', 'idempotency_keys', 'message_logs', 'sandbox_sends'];
+/** Tenant tables of one row per organization (its balance): their key is `organization_id` alone. */
+const ONE_ROW_PER_ORGANIZATION = new Set(['organization_credits']);
 
 type Rows<T> = { rows: T[] };
 
@@ -148,7 +155,7 @@ test('tenant tables: organization_id NOT NULL, primary key, unique constraints a
   expect(await layoutViolations('public')).toEqual([]);
 });
 
-test('every tenant primary key is (organization_id, ...) with at least one more column', async () => {
+test('every tenant primary key is (organization_id, ...) with at least one more column, or organization_id alone for one row per organization', async () => {
   const { rows } = (await herald.db.raw(
     `SELECT rel.relname AS table_name, array_length(con.conkey, 1) AS n
        FROM pg_constraint con JOIN pg_class rel ON rel.oid = con.conrelid JOIN pg_namespace ns ON ns.oid = rel.relnamespace
@@ -156,7 +163,54 @@ test('every tenant primary key is (organization_id, ...) with at least one more 
     [await tenantTables('public')],
   )) as Rows<{ table_name: string; n: number }>;
   expect(rows.length).toBe((await tenantTables('public')).length);
-  for (const r of rows) expect({ table: r.table_name, keyColumns: r.n > 1 }).toEqual({ table: r.table_name, keyColumns: true });
+  for (const r of rows) {
+    const expected = ONE_ROW_PER_ORGANIZATION.has(r.table_name) ? 1 : 'more than 1';
+    expect({ table: r.table_name, keyColumns: r.n > 1 ? 'more than 1' : r.n }).toEqual({ table: r.table_name, keyColumns: expected });
+  }
+});
+
+test('every table is placed for Citus: the tenant tables are exactly those with an organization_id', async () => {
+  const { rows } = (await herald.db.raw(
+    `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name`,
+  )) as Rows<{ table_name: string }>;
+  const placed = new Set<string>([...LAYOUT.tenant, ...LAYOUT.reference, ...LAYOUT.coordinator, ...LAYOUT.local]);
+  expect(rows.map((r) => r.table_name).filter((t) => !placed.has(t))).toEqual([]);
+  expect(await tenantTables('public')).toEqual([...LAYOUT.tenant].sort());
+});
+
+test('nothing keeps a tenant table from being distributed: no triggers, no keys into it from a table that is not one', async () => {
+  const triggers = (await herald.db.raw(
+    `SELECT c.relname, t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = 'public' AND NOT t.tgisinternal AND c.relname = ANY(?)`,
+    [[...LAYOUT.tenant, ...LAYOUT.reference]],
+  )) as Rows<{ relname: string; tgname: string }>;
+  expect(triggers.rows).toEqual([]);
+  // Keys from a tenant table go to tenant tables or reference tables; keys into a tenant table come from tenant tables.
+  const keys = (await herald.db.raw(
+    `SELECT rel.relname AS from_table, ref.relname AS to_table, con.conname
+       FROM pg_constraint con JOIN pg_class rel ON rel.oid = con.conrelid JOIN pg_class ref ON ref.oid = con.confrelid
+       JOIN pg_namespace n ON n.oid = rel.relnamespace
+      WHERE con.contype = 'f' AND n.nspname = 'public' AND (rel.relname = ANY(?) OR ref.relname = ANY(?))`,
+    [[...LAYOUT.tenant], [...LAYOUT.tenant]],
+  )) as Rows<{ from_table: string; to_table: string; conname: string }>;
+  const tenant = new Set<string>(LAYOUT.tenant);
+  const reference = new Set<string>(LAYOUT.reference);
+  const refused = keys.rows.filter((k) => !(tenant.has(k.from_table) && (tenant.has(k.to_table) || reference.has(k.to_table))));
+  expect(refused).toEqual([]);
+});
+
+test('on Citus, every table is where the layout puts it', async () => {
+  const { rows: citus } = await herald.db.raw("SELECT 1 FROM pg_extension WHERE extname = 'citus'");
+  if (!citus.length) return; // plain Postgres: nothing is distributed
+  const { rows } = (await herald.db.raw(
+    `SELECT logicalrelid::regclass::text AS table_name, partmethod, repmodel, colocationid FROM pg_dist_partition`,
+  )) as Rows<{ table_name: string; partmethod: string; repmodel: string; colocationid: number }>;
+  const at = new Map(rows.map((r) => [r.table_name, r]));
+  for (const t of LAYOUT.tenant) expect({ t, method: at.get(t)?.partmethod }).toEqual({ t, method: 'h' });
+  expect(new Set(LAYOUT.tenant.map((t) => at.get(t)?.colocationid)).size).toBe(1);
+  for (const t of LAYOUT.reference) expect({ t, kind: at.get(t)?.repmodel }).toEqual({ t, kind: 't' });
+  for (const t of LAYOUT.coordinator) expect({ t, kind: `${at.get(t)?.partmethod}${at.get(t)?.repmodel}` }).toEqual({ t, kind: 'ns' });
+  for (const t of LAYOUT.local) expect({ t, placed: at.has(t) }).toEqual({ t, placed: false });
 });
 
 test('the check itself fails on tables that break the rule', async () => {

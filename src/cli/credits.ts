@@ -6,13 +6,15 @@ import { createDb, type Db } from '../db/database.js';
 import { startEmbeddedPostgres } from '../db/embedded.js';
 import { isUuid } from '../lib/ids.js';
 import * as credits from '../delivery/credits.js';
+import { organizationRows } from '../modules/organizations/queries.js';
 
 const USAGE = 'usage: npm run credits -- show <organization id | user email>\n       npm run credits -- grant <organization id | user email> <amount>';
 
 async function findOrg(db: Db, ref: string): Promise<{ id: string; name: string; credits: number } | undefined> {
-  const query = db('organizations').select('organizations.id', 'organizations.name', 'organizations.credits');
-  if (isUuid(ref)) return query.where('organizations.id', ref).first();
-  return query.join('users', 'users.organization_id', 'organizations.id').whereRaw('lower(users.email) = ?', [String(ref).toLowerCase()]).first();
+  const id = isUuid(ref) ? ref : (await db('users').whereRaw('lower(email) = ?', [String(ref).toLowerCase()]).first('organization_id'))?.organization_id;
+  if (!id) return undefined;
+  const [org] = await organizationRows(db, [id]);
+  return org;
 }
 
 export async function creditsCommand(db: Db, args: string[]): Promise<string> {

@@ -30,10 +30,12 @@ export async function idempotent<T>(db: Db, orgId: string, key: string | undefin
   const claimed = await db.raw(
     `INSERT INTO idempotency_keys (organization_id, key, scope, request_hash, state, expires_at)
      VALUES (?, ?, ?, ?, 'running', now() + interval '${TTL_HOURS} hours')
+     -- The claim's own created_at (now()) stands for the present: Citus runs an ON CONFLICT clause
+     -- on the shard, so it may call no function whose answer depends on when or where it runs.
      ON CONFLICT (organization_id, key) DO UPDATE
        SET scope = EXCLUDED.scope, request_hash = EXCLUDED.request_hash, state = 'running', response = NULL,
-           created_at = now(), expires_at = EXCLUDED.expires_at
-       WHERE idempotency_keys.expires_at < now()
+           created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+       WHERE idempotency_keys.expires_at < EXCLUDED.created_at
      RETURNING key`,
     [orgId, key, scope, hash],
   );

@@ -2,6 +2,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL, fileURLToPath } from 'node:url';
 import type { Knex } from 'knex';
+import { distribute } from './citus.js';
 import type { Db } from './database.js';
 
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../migrations');
@@ -24,9 +25,11 @@ const source: Knex.MigrationSource<string> = {
   },
 };
 
+/** Applies pending migrations, then, on a Citus database, puts any table not yet in its place (`./citus.ts`). */
 export async function migrateLatest(db: Db): Promise<string[]> {
   const [, applied] = (await db.migrate.latest({ migrationSource: source })) as [number, string[]];
-  return applied;
+  const moved = await distribute(db);
+  return moved.length ? [...applied, `citus: ${moved.join(', ')} placed`] : applied;
 }
 
 export async function migrateRollback(db: Db, all = false): Promise<string[]> {

@@ -4,7 +4,8 @@ import { run, statement } from '../db/statements.js';
 import { paymentRequired, type HttpError } from '../lib/errors.js';
 
 /**
- * Credits move only here. A send or a campaign batch reserves what it may cost before any provider
+ * Credits move only here, in `organization_credits` (one row per organization, keyed like the
+ * tenant tables: on Citus it sits on the organization's worker, beside the logs it pays for). A send or a campaign batch reserves what it may cost before any provider
  * is called (`reserve`: one conditional update, so concurrent sends queue on the organization's row
  * and can never overdraw it); when it settles, what it did not spend is released (`release`), and
  * so is what canceled or interrupted work held. The operator grants (`grant`). Every function takes
@@ -18,29 +19,44 @@ export const round2 = (n: number) => Math.round(n * 100) / 100;
 
 const reserveCredits = statement<{ orgId: string; amount: number }, { id: string }>(
   'herald_credits_reserve',
-  'UPDATE organizations SET credits = credits - :amount::numeric WHERE id = :orgId AND credits >= :amount::numeric RETURNING id',
+  `UPDATE organization_credits SET credits = credits - :amount::numeric
+   WHERE organization_id = :orgId AND credits >= :amount::numeric RETURNING organization_id AS id`,
 );
 
 const releaseCredits = statement<{ orgId: string; amount: number }>(
   'herald_credits_release',
-  'UPDATE organizations SET credits = credits + :amount::numeric WHERE id = :orgId',
+  'UPDATE organization_credits SET credits = credits + :amount::numeric WHERE organization_id = :orgId',
 );
 
 const releaseCreditsOfMany = statement<{ rows: string }>(
   'herald_credits_release_many',
   // Summed per organization first: an UPDATE ... FROM whose target row matches several rows
   // applies only one of them.
-  `UPDATE organizations o SET credits = o.credits + r.amount
+  `UPDATE organization_credits o SET credits = o.credits + r.amount
    FROM (SELECT org_id, sum(amount) AS amount FROM json_to_recordset(:rows::json) AS j(org_id uuid, amount numeric) GROUP BY org_id) r
-   WHERE o.id = r.org_id AND r.amount > 0`,
+   WHERE o.organization_id = r.org_id AND r.amount > 0`,
 );
 
 const grantCredits = statement<{ orgId: string; amount: number }, { credits: number }>(
   'herald_credits_grant',
-  'UPDATE organizations SET credits = credits + :amount::numeric WHERE id = :orgId AND credits + :amount::numeric >= 0 RETURNING credits',
+  `UPDATE organization_credits SET credits = credits + :amount::numeric
+   WHERE organization_id = :orgId AND credits + :amount::numeric >= 0 RETURNING credits`,
 );
 
-const creditsOf = statement<{ orgId: string }, { credits: number }>('herald_credits_balance', 'SELECT credits FROM organizations WHERE id = :orgId');
+const creditsOf = statement<{ orgId: string }, { credits: number }>(
+  'herald_credits_balance',
+  'SELECT credits FROM organization_credits WHERE organization_id = :orgId',
+);
+
+const openAccount = statement<{ orgId: string; amount: number }>(
+  'herald_credits_open',
+  'INSERT INTO organization_credits (organization_id, credits) VALUES (:orgId, :amount::numeric)',
+);
+
+/** A new organization's balance, starting at `amount` (the signup credits). */
+export async function open(db: Queryable, orgId: string, amount: number): Promise<void> {
+  await run(db, openAccount, { orgId, amount: round2(amount) });
+}
 
 /** Takes `amount` from the balance if it covers it; false (nothing taken) when it does not. */
 export async function reserve(db: Queryable, orgId: string, amount: number): Promise<boolean> {

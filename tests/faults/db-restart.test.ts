@@ -39,7 +39,7 @@ beforeAll(async () => {
   herald = await startTestHerald({ DATABASE_URL: `postgres://postgres:herald@127.0.0.1:${port}/herald`, CAMPAIGN_LEASE_SECONDS: '2' });
   api = client(herald.url);
   org = await signupOrg(api);
-  await herald.db('organizations').where({ id: org.orgId }).update({ credits: 100_000 });
+  await herald.db('organization_credits').where({ organization_id: org.orgId }).update({ credits: 100_000 });
 }, 60_000);
 
 afterAll(async () => {

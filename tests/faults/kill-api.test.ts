@@ -31,7 +31,7 @@ test('kill -9 of an API process loses no acknowledged send; logs and credits agr
   doomed = await startHeraldProcess({ DATABASE_URL: database.url, SANDBOX_LATENCY_MS: '400', WORKERS: 'false' });
   const api = client(doomed.url);
   const org = await signupOrg(api);
-  await db('organizations').where({ id: org.orgId }).update({ credits: CREDITS });
+  await db('organization_credits').where({ organization_id: org.orgId }).update({ credits: CREDITS });
 
   const acknowledged: Outcome[] = [];
   const other: Outcome[] = [];
@@ -97,6 +97,6 @@ test('kill -9 of an API process loses no acknowledged send; logs and credits agr
   // Credits: what the organization has is what it had minus what its logs charged, to the cent.
   const charged = logs.reduce((s, l) => s + Number(l.cost), 0);
   expect(logs.filter((l) => Number(l.reserved) !== Number(l.cost))).toEqual([]);
-  const credits = Number((await db('organizations').where({ id: org.orgId }).first('credits')).credits);
+  const credits = Number((await db('organization_credits').where({ organization_id: org.orgId }).first('credits')).credits);
   expect(Math.round((CREDITS - credits) * 100)).toBe(Math.round(charged * 100));
 }, 120_000);

@@ -29,7 +29,7 @@ test('SIGTERM under load drains in-flight requests and jobs and exits within 10 
   procs.push(first);
   const api = client(first.url);
   const org = await signupOrg(api);
-  await db('organizations').where({ id: org.orgId }).update({ credits: 1_000_000 });
+  await db('organization_credits').where({ organization_id: org.orgId }).update({ credits: 1_000_000 });
   await db.raw(
     `INSERT INTO contacts (organization_id, name, phone)
      SELECT ?, 'Contact ' || i, '+2547' || lpad((10000000 + i)::text, 8, '0') FROM generate_series(1, ?) AS i`,

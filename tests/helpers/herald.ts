@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config/config.js';
 import { createLogger, startHerald, type Herald } from '../../src/server.js';
+import { createDatabase, dropDatabase } from '../setup/databases.js';
 
 export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
 export const TEST_CREDENTIALS_KEY = '0'.repeat(64);
@@ -192,29 +193,17 @@ export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
  * other test files running at the same time can not take their jobs.
  */
 export async function isolatedDatabase(label: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const { default: pg } = await import('pg');
   const { execFileSync } = await import('node:child_process');
   const base = new URL(process.env.HERALD_TEST_DATABASE_URL!);
   const admin = new URL(base);
   admin.pathname = '/postgres';
   const name = `${base.pathname.slice(1)}_${label}`;
-  const run = async (sql: string) => {
-    const c = new pg.Client({ connectionString: admin.toString() });
-    await c.connect();
-    try {
-      await c.query(sql);
-    } finally {
-      await c.end();
-    }
-  };
-  await run(`CREATE DATABASE "${name}"`);
-  const url = new URL(base);
-  url.pathname = `/${name}`;
+  const url = await createDatabase(admin.toString(), name);
   execFileSync(process.execPath, ['--import', 'tsx', 'src/cli/migrate.ts'], {
-    env: { ...process.env, DATABASE_URL: url.toString(), NODE_OPTIONS: '', DATA_DIR: mkdtempSync(path.join(tmpdir(), 'herald-test-data-')) },
+    env: { ...process.env, DATABASE_URL: url, NODE_OPTIONS: '', DATA_DIR: mkdtempSync(path.join(tmpdir(), 'herald-test-data-')) },
     stdio: 'pipe',
   });
-  return { url: url.toString(), drop: () => run(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+  return { url, drop: () => dropDatabase(admin.toString(), name) };
 }
 
 /** Calls `fn` every 100 ms until `ok` holds of its value or `ms` have passed; returns the last value. */

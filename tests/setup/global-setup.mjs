@@ -4,7 +4,6 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { tsImport } from 'tsx/esm/api';
-import pg from 'pg';
 
 /**
  * One fresh database per test run: on `DATABASE_URL`'s server when it is set, otherwise on an
@@ -20,19 +19,14 @@ export default async function globalSetup() {
     globalThis.__heraldEmbedded = { stop: server.stop, dir };
     adminUrl = server.url;
   }
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  await client.query(`CREATE DATABASE "${name}"`);
-  await client.end();
-
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  process.env.HERALD_TEST_DATABASE_URL = url.toString();
+  const { createDatabase } = await tsImport('./databases.ts', import.meta.url);
+  const url = await createDatabase(adminUrl, name);
+  process.env.HERALD_TEST_DATABASE_URL = url;
   globalThis.__heraldTestDb = { adminUrl, name };
   execFileSync(process.execPath, ['--import', 'tsx', 'src/cli/migrate.ts'], {
     env: {
       ...process.env,
-      DATABASE_URL: url.toString(),
+      DATABASE_URL: url,
       NODE_OPTIONS: '',
       DATA_DIR: mkdtempSync(path.join(tmpdir(), 'herald-test-data-')),
     },

@@ -1,13 +1,11 @@
 import { rmSync } from 'node:fs';
-import pg from 'pg';
+import { tsImport } from 'tsx/esm/api';
 
 export default async function globalTeardown() {
   const db = globalThis.__heraldTestDb;
   if (db && process.env.KEEP_TEST_DB !== '1') {
-    const client = new pg.Client({ connectionString: db.adminUrl });
-    await client.connect();
-    await client.query(`DROP DATABASE IF EXISTS "${db.name}" WITH (FORCE)`);
-    await client.end();
+    const { dropDatabase } = await tsImport('./databases.ts', import.meta.url);
+    await dropDatabase(db.adminUrl, db.name);
   }
   const embedded = globalThis.__heraldEmbedded;
   if (embedded) {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import * as credits from '../../delivery/credits.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { badRequest, unauthorized } from '../../lib/errors.js';
 import * as v from '../../lib/validation.js';
@@ -26,8 +27,9 @@ export const signup = operation({
     try {
       user = await ctx.db.transaction(async (trx) => {
         const [org] = await trx('organizations')
-          .insert({ name: input.companyName, sector: input.sector, country: input.country, credits: ctx.config.signupCredits })
+          .insert({ name: input.companyName, sector: input.sector, country: input.country })
           .returning('id');
+        await credits.open(trx, org.id, ctx.config.signupCredits);
         const [row] = await trx('users')
           .insert({
             organization_id: org.id,
@@ -43,7 +45,7 @@ export const signup = operation({
         return row as UserRow;
       });
     } catch (err) {
-      if (isUniqueViolation(err, 'users_email_key')) throw badRequest('Email already exists');
+      if (isUniqueViolation(err, 'lower(email)')) throw badRequest('Email already exists');
       throw err;
     }
     const token = ctx.tokens.sign({ userId: user.id, orgId: user.organization_id, role: user.role });

@@ -44,8 +44,12 @@ export const toContactDto = (row: ContactRow): ContactDto => ({
   updatedAt: row.updated_at.toISOString(),
 });
 
-/** Contact columns with the ids of its groups gathered on the membership primary key. */
-export const contactColumns = (db: Knex | Knex.Transaction) => [
+/**
+ * Contact columns with the ids of its groups gathered on the membership primary key. The
+ * memberships are filtered by the organization itself, not only by the outer row's: that is what
+ * lets Citus see the whole query stays on the organization's shard.
+ */
+export const contactColumns = (db: Knex | Knex.Transaction, orgId: string) => [
   'contacts.id',
   'contacts.organization_id',
   'contacts.name',
@@ -58,7 +62,7 @@ export const contactColumns = (db: Knex | Knex.Transaction) => [
   'contacts.updated_at',
   db.raw(`ARRAY(
     SELECT cg.group_id::text FROM contact_groups cg
-    WHERE cg.organization_id = contacts.organization_id AND cg.contact_id = contacts.id
+    WHERE cg.organization_id = ? AND cg.contact_id = contacts.id
     ORDER BY cg.group_id
-  ) AS groups`),
+  ) AS groups`, [orgId]),
 ];

@@ -20,8 +20,9 @@ export async function contactsOfGroups(
       this.on('cg.organization_id', '=', 'contacts.organization_id').andOn('cg.contact_id', '=', 'contacts.id');
     })
     .where('contacts.organization_id', orgId)
+    .where('cg.organization_id', orgId)
     .whereRaw('cg.group_id = g.gid')
-    .select(contactColumns(db))
+    .select(contactColumns(db, orgId))
     .orderBy([
       { column: 'contacts.created_at', order: 'desc' },
       { column: 'contacts.id', order: 'desc' },

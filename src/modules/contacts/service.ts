@@ -96,7 +96,7 @@ function orThrow<T extends { problems: FieldProblem[] }>(resolved: T): T {
 }
 
 async function load(db: Knex | Knex.Transaction, orgId: string, id: string) {
-  const row = await tenant(db, orgId).scoped('contacts').where('contacts.id', id).first(contactColumns(db));
+  const row = await tenant(db, orgId).scoped('contacts').where('contacts.id', id).first(contactColumns(db, orgId));
   return toContactDto(row as ContactRow);
 }
 
@@ -104,11 +104,11 @@ const uniqueTags = (tags: string[] | undefined) => (tags ? [...new Set(tags)] : 
 
 /** The newest-first list, narrowed by group membership, tag and a text search. */
 export function listQuery(t: Tenant, filter: ContactFilter) {
-  const q = t.scoped('contacts').select(contactColumns(t.db));
+  const q = t.scoped('contacts').select(contactColumns(t.db, t.orgId));
   if (filter.group) {
     q.whereExists(
       t.db('contact_groups as cg')
-        .whereRaw('cg.organization_id = contacts.organization_id AND cg.contact_id = contacts.id')
+        .whereRaw('cg.organization_id = ? AND cg.contact_id = contacts.id', [t.orgId])
         .andWhere('cg.group_id', filter.group),
     );
   }

@@ -33,8 +33,11 @@ export const toGroupDto = (row: GroupRow): GroupDto => ({
   updatedAt: row.updated_at.toISOString(),
 });
 
-/** The group columns plus how many contacts each holds, counted on the membership index. */
-export const groupColumns = (db: Knex | Knex.Transaction) => [
+/**
+ * The group columns plus how many contacts each holds, counted on the membership index (filtered by
+ * the organization itself, so that on Citus the query stays on the organization's shard).
+ */
+export const groupColumns = (db: Knex | Knex.Transaction, orgId: string) => [
   'groups.id',
   'groups.organization_id',
   'groups.name',
@@ -43,6 +46,7 @@ export const groupColumns = (db: Knex | Knex.Transaction) => [
   'groups.created_at',
   'groups.updated_at',
   db.raw(
-    '(SELECT count(*) FROM contact_groups cg WHERE cg.organization_id = groups.organization_id AND cg.group_id = groups.id)::int AS contact_count',
+    '(SELECT count(*) FROM contact_groups cg WHERE cg.organization_id = ? AND cg.group_id = groups.id)::int AS contact_count',
+    [orgId],
   ),
 ];

@@ -27,13 +27,13 @@ const description = () => z.string().trim().max(500).nullable();
 async function load(db: Parameters<typeof tenant>[0], orgId: string, id: string) {
   const t = tenant(db, orgId);
   await t.owned('groups', id, ['id']);
-  return toGroupDto((await t.scoped('groups').where('groups.id', id).first(groupColumns(db))) as GroupRow);
+  return toGroupDto((await t.scoped('groups').where('groups.id', id).first(groupColumns(db, orgId))) as GroupRow);
 }
 
 export const list = operation({
   access: READ,
   async run(ctx, _input: undefined, page: PageRequest) {
-    const query = tenant(ctx.db, ctx.caller.orgId).scoped('groups').select(groupColumns(ctx.db));
+    const query = tenant(ctx.db, ctx.caller.orgId).scoped('groups').select(groupColumns(ctx.db, ctx.caller.orgId));
     return paginateAs(query, 'groups', page, toGroupDto);
   },
 });
@@ -55,7 +55,7 @@ export const create = operation({
         .returning('id');
       return load(ctx.db, ctx.caller.orgId, row.id);
     } catch (err) {
-      if (isUniqueViolation(err, 'groups_org_name_key')) throw badRequest(DUPLICATE);
+      if (isUniqueViolation(err, 'organization_id, lower(name)')) throw badRequest(DUPLICATE);
       throw err;
     }
   },
@@ -70,7 +70,7 @@ export const update = operation({
     try {
       await t.scoped('groups').where('groups.id', id).update({ ...input, updated_at: nowMs(ctx.db) });
     } catch (err) {
-      if (isUniqueViolation(err, 'groups_org_name_key')) throw badRequest(DUPLICATE);
+      if (isUniqueViolation(err, 'organization_id, lower(name)')) throw badRequest(DUPLICATE);
       throw err;
     }
     return load(ctx.db, ctx.caller.orgId, id);

@@ -8,7 +8,9 @@ import { isPrivateHost } from '../../lib/hosts.js';
 import { operation } from '../../operation.js';
 import { EMAIL_SECURE_MODES, readCredentials, sealCredentials, type StoredCredentials } from '../../delivery/credentials.js';
 import { isCertificateBundle, showCredentials } from './credentials.js';
+import * as credits from '../../delivery/credits.js';
 import { toSummary, type OrganizationDto, type OrganizationRow } from './dto.js';
+import { organizationRows } from './queries.js';
 
 function toOrganizationDto(config: Config, row: OrganizationRow): OrganizationDto {
   return {
@@ -23,7 +25,7 @@ function toOrganizationDto(config: Config, row: OrganizationRow): OrganizationDt
 export const current = operation({
   access: { role: 'any', apiKeys: false },
   async run(ctx) {
-    const row = (await ctx.db('organizations').where({ id: ctx.caller.orgId }).first()) as OrganizationRow | undefined;
+    const [row] = await organizationRows(ctx.db, [ctx.caller.orgId]);
     if (!row) throw notFound();
     return toOrganizationDto(ctx.config, row);
   },
@@ -76,14 +78,14 @@ export const updateCredentials = operation({
   },
   async run(ctx, input) {
     const row = await ctx.db.transaction(async (trx) => {
-      const current = (await trx('organizations').where({ id: ctx.caller.orgId }).forUpdate().first()) as OrganizationRow;
+      const current = (await trx('organizations').where({ id: ctx.caller.orgId }).forUpdate().first()) as Omit<OrganizationRow, 'credits'>;
       const merged: StoredCredentials = { ...readCredentials(ctx.config, current), ...input };
       for (const field of REMOVABLE) if (merged[field] === '') delete merged[field];
       const [updated] = await trx('organizations')
         .where({ id: ctx.caller.orgId })
         .update({ credentials: sealCredentials(ctx.config, merged), updated_at: nowMs(ctx.db) })
         .returning('*');
-      return updated as OrganizationRow;
+      return { ...updated, credits: await credits.balance(trx, ctx.caller.orgId) } as OrganizationRow;
     });
     return toOrganizationDto(ctx.config, row);
   },

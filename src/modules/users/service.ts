@@ -65,7 +65,7 @@ export const create = operation({
         .returning(USER_COLUMNS);
       return toUserDto(row);
     } catch (err) {
-      if (isUniqueViolation(err, 'users_email_key')) throw badRequest('Email already exists');
+      if (isUniqueViolation(err, 'lower(email)')) throw badRequest('Email already exists');
       throw err;
     }
   },
