@@ -10,7 +10,7 @@ import { round2 } from './credits.js';
 import { MAX_LOG_RECIPIENTS, pendingRecipientsJson, settledRecipientsJson } from './log-recipients.js';
 import type { BoundChannel } from './registry.js';
 import { sendWithRetries } from './retries.js';
-import { insertPendingLogs, settleAbandonedLogs, settleLogs } from './sql/logs.js';
+import { abandonedLogOrganizations, insertPendingLogs, settleAbandonedLogs, settleLogs } from './sql/logs.js';
 import { LogTarget, type Attachment, type Channel, type DeliveryResult, type OutboundMessage } from './types.js';
 
 export interface RecipientInput {
@@ -228,9 +228,14 @@ class Settler {
  * agree again. Campaign logs are left to the campaign sweeper, which sends them again.
  */
 export async function settleAbandoned(db: Db, olderThanSeconds: number, limit = 1000): Promise<number> {
-  return db.transaction(async (trx) => {
-    const settled = await run(trx, settleAbandonedLogs, { olderThanSeconds, error: 'Delivery interrupted', limit });
-    await credits.releaseMany(trx, settled.map((s) => ({ orgId: s.organization_id, amount: Number(s.refund) })));
-    return settled.length;
-  });
+  const orgs = await run(db, abandonedLogOrganizations, { olderThanSeconds, limit });
+  let count = 0;
+  for (const { organization_id: orgId } of orgs) {
+    count += await db.transaction(async (trx) => {
+      const settled = await run(trx, settleAbandonedLogs, { orgId, olderThanSeconds, error: 'Delivery interrupted', limit });
+      await credits.release(trx, orgId, settled.reduce((sum, s) => sum + Number(s.refund), 0));
+      return settled.length;
+    });
+  }
+  return count;
 }

@@ -49,21 +49,35 @@ export const settleLogs = statement<
 );
 
 /**
- * Ad hoc logs left unsettled longer than `olderThanSeconds` (their process died between reserving
- * and settling), across organizations: pending recipients fail with `error`, never charged; answers
- * each log's organization and the reservation it no longer holds.
+ * Organizations with ad hoc logs left unsettled longer than `olderThanSeconds` (their process died
+ * between reserving and settling). A read across organizations, without locks: each is then settled
+ * on its own (`settleAbandonedLogs`), where its rows can be locked (on Citus, on its own shard).
  */
-export const settleAbandonedLogs = statement<{ olderThanSeconds: number; error: string; limit: number }, { organization_id: string; refund: number }>(
+export const abandonedLogOrganizations = statement<{ olderThanSeconds: number; limit: number }, { organization_id: string }>(
+  'herald_logs_abandoned_organizations',
+  `SELECT DISTINCT organization_id FROM message_logs
+   WHERE settled_at IS NULL AND campaign_id IS NULL AND created_at < now() - make_interval(secs => :olderThanSeconds)
+   LIMIT :limit`,
+);
+
+/**
+ * One organization's abandoned ad hoc logs (see `abandonedLogOrganizations`): pending recipients fail
+ * with `error`, never charged; answers each log's reservation it no longer holds. The failed
+ * recipients are worked out in the locking read, so the update only copies columns (Citus runs no
+ * function of a row's columns in an UPDATE's SET).
+ */
+export const settleAbandonedLogs = statement<{ orgId: string; olderThanSeconds: number; error: string; limit: number }, { refund: number }>(
   'herald_logs_settle_abandoned',
   `WITH stale AS (
-     SELECT organization_id, id, reserved, cost FROM message_logs
-     WHERE settled_at IS NULL AND campaign_id IS NULL AND created_at < now() - make_interval(secs => :olderThanSeconds)
+     SELECT id, reserved, cost, ${pendingFailedSql('recipients', ':error::text')} AS recipients
+     FROM message_logs
+     WHERE organization_id = :orgId AND settled_at IS NULL AND campaign_id IS NULL
+       AND created_at < now() - make_interval(secs => :olderThanSeconds)
      LIMIT :limit
      FOR UPDATE SKIP LOCKED)
    UPDATE message_logs m
-   SET recipients = ${pendingFailedSql('m.recipients', ':error::text')},
-       failed_count = m.failed_count + m.pending_count, pending_count = 0, reserved = m.cost,
+   SET recipients = stale.recipients, failed_count = m.failed_count + m.pending_count, pending_count = 0, reserved = m.cost,
        settled_at = now(), updated_at = date_trunc('milliseconds', now())
-   FROM stale WHERE m.organization_id = stale.organization_id AND m.id = stale.id
-   RETURNING m.organization_id, stale.reserved - stale.cost AS refund`,
+   FROM stale WHERE m.organization_id = :orgId AND m.id = stale.id
+   RETURNING stale.reserved - stale.cost AS refund`,
 );
