@@ -23,8 +23,29 @@ const env = {
   ...(process.env.BENCH_WORKER_CONCURRENCY && { WORKER_CONCURRENCY: process.env.BENCH_WORKER_CONCURRENCY }),
   DATABASE_POOL_MAX: '20',
 };
+/**
+ * Every contact was logged once and handed to the (sandbox) provider once: none missing, none twice.
+ * Checked outside the timing, once.
+ */
+async function exactlyOnce(campaignId: string, since: Date) {
+  const logs = await pool.query(
+    `SELECT count(*)::int AS n, count(DISTINCT coalesce(r->>'recipient', r #>> '{}'))::int AS d
+     FROM message_logs m, json_array_elements(m.recipients) r WHERE m.organization_id = $1 AND m.campaign_id = $2`,
+    [orgId, campaignId],
+  );
+  const sent = await pool.query(
+    `SELECT count(*)::int AS n, count(DISTINCT r)::int AS d
+     FROM sandbox_sends s, unnest(s.recipients) r WHERE s.organization_id = $1 AND s.created_at >= $2`,
+    [orgId, since],
+  );
+  for (const [what, { n, d }] of [['logged', logs.rows[0]], ['sent', sent.rows[0]]] as const) {
+    if (n !== CONTACTS || d !== CONTACTS) throw new Error(`${what} ${n} times to ${d} distinct recipients, not each of ${CONTACTS} once`);
+  }
+}
+
 const herald = await startProcess('src/main.ts', env, 4711, '/ready');
 const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+let orgId = '';
 try {
   const signup = (await fetch(`${herald.url}/auth/signup`, {
     method: 'POST',
@@ -35,7 +56,7 @@ try {
     }),
   }).then((r) => r.json())) as { token: string; user: { organization: string } };
   const auth = { authorization: `Bearer ${signup.token}`, 'content-type': 'application/json' };
-  const orgId = signup.user.organization;
+  orgId = signup.user.organization;
   await pool.query('UPDATE organization_credits SET credits = 1e9 WHERE organization_id = $1', [orgId]);
   await pool.query(
     `INSERT INTO contacts (organization_id, name, phone)
@@ -57,6 +78,7 @@ try {
       headers: auth,
       body: JSON.stringify({ name: `Bench ${round}`, type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'Benchmark' } } }),
     }).then((r) => r.json())) as { _id: string };
+    const launchedAt = new Date();
     const t0 = performance.now();
     const launched = (await fetch(`${herald.url}/campaigns/${created._id}/launch`, { method: 'POST', headers: auth }).then((r) => r.json())) as { status: string };
     if (launched.status !== 'active' && launched.status !== 'completed') throw new Error(`launch: ${JSON.stringify(launched)}`);
@@ -68,6 +90,7 @@ try {
     const campaignMs = performance.now() - t0;
     const logged = await pool.query(`SELECT sum(json_array_length(recipients))::int AS n FROM message_logs WHERE campaign_id = $1`, [created._id]);
     if (logged.rows[0].n !== CONTACTS) throw new Error(`logged ${logged.rows[0].n} of ${CONTACTS}`);
+    if (round === 1) await exactlyOnce(created._id, launchedAt);
     if (round) campaignTimes.push(campaignMs);
 
     const client = await pool.connect();
@@ -94,6 +117,7 @@ try {
     copyTimes.push(copyMs);
     console.log(`  round ${round}: campaign ${campaignMs.toFixed(0)} ms (${((CONTACTS / campaignMs) * 1000).toFixed(0)} recipients/s), COPY ${copyTimes.at(-1)!.toFixed(0)} ms`);
   }
+  console.log(`  exactly once: every contact in one log entry and one provider call, none twice`);
   const c = median(campaignTimes);
   const k = median(copyTimes);
   console.log(`campaign median ${c.toFixed(0)} ms (${((CONTACTS / c) * 1000).toFixed(0)} recipients/s); COPY median ${k.toFixed(0)} ms`);
