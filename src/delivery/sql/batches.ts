@@ -44,9 +44,10 @@ export const claimBatches = statement<
      FROM candidates
      WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel AND b.batch_no BETWEEN :first AND :last
        AND b.batch_no = candidates.batch_no AND (NOT :heldOnly::boolean OR candidates.extra = 0)
-     -- Addresses as JSON text: parsed natively, much faster than an array literal.
-     RETURNING b.batch_no, candidates.extra, b.reserved, array_to_json(b.addresses)::text AS addresses)
-   SELECT n.needing, claimed.* FROM
+     RETURNING b.batch_no, candidates.extra, b.reserved, b.addresses)
+   -- Addresses as JSON text: parsed natively, much faster than an array literal. Converted here, not
+   -- in RETURNING: Citus runs no function that is not immutable in a RETURNING clause.
+   SELECT n.needing, claimed.batch_no, claimed.extra, claimed.reserved, array_to_json(claimed.addresses)::text AS addresses FROM
      (SELECT count(*) FILTER (WHERE :heldOnly::boolean AND extra > 0)::int AS needing FROM candidates) n
      LEFT JOIN claimed ON true`,
 );
@@ -84,26 +85,32 @@ export const settleBatches = statement<
           FROM v
           WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel
             AND b.batch_no = v.batch_no AND b.status = 'sending'
-          RETURNING v.log_id, v.sent, v.failed, v.cost, v.network, b.reserved - v.cost AS refund,
-                    coalesce(v.recipients, ${allSucceededSql('b.addresses')}) AS recipients),
+          -- Columns only (Citus runs no function that is not immutable in RETURNING): the log's
+          -- recipients are worked out where it is written.
+          RETURNING v.log_id, v.sent, v.failed, v.cost, v.network, b.reserved - v.cost AS refund, v.recipients, b.addresses),
         logged AS (
           INSERT INTO message_logs AS m (organization_id, id, channel, sender_user_id, campaign_id, network, recipients, pending_count,
-                                         success_count, failed_count, message_preview, message_length, unit_cost, reserved, cost, settled_at)
-          SELECT :orgId, s.log_id, :channel, :senderUserId::uuid, :campaignId, s.network, s.recipients, 0, s.sent, s.failed, :preview,
-                 :length::int, :unitCost::numeric, s.cost, s.cost, now()
+                                         success_count, failed_count, message_preview, message_length, unit_cost, reserved, cost, settled_at,
+                                         updated_at)
+          SELECT :orgId, s.log_id, :channel, :senderUserId::uuid, :campaignId, s.network, coalesce(s.recipients, ${allSucceededSql('s.addresses')}),
+                 0, s.sent, s.failed, :preview, :length::int, :unitCost::numeric, s.cost, s.cost, now(), date_trunc('milliseconds', now())
           FROM settled s
-          -- A log claimed before batches were kept per batch row is settled in place.
+          -- A log claimed before batches were kept per batch row is settled in place (from EXCLUDED
+          -- only: Citus calls no function that is not immutable in ON CONFLICT DO UPDATE).
           ON CONFLICT (organization_id, id) DO UPDATE
             SET network = EXCLUDED.network, recipients = EXCLUDED.recipients, pending_count = 0, success_count = EXCLUDED.success_count,
                 failed_count = EXCLUDED.failed_count, reserved = EXCLUDED.reserved, cost = EXCLUDED.cost, settled_at = EXCLUDED.settled_at,
-                updated_at = date_trunc('milliseconds', now())
+                updated_at = EXCLUDED.updated_at
             WHERE m.settled_at IS NULL
           RETURNING m.id),
-        n AS (SELECT coalesce(sum(sent), 0) AS sent, coalesce(sum(failed), 0) AS failed, coalesce(sum(refund), 0) AS refund FROM settled),
+        -- The completion time is selected here, as Citus calls no function that is not immutable
+        -- inside a CASE of an UPDATE.
+        n AS (SELECT coalesce(sum(sent), 0) AS sent, coalesce(sum(failed), 0) AS failed, coalesce(sum(refund), 0) AS refund, now() AS settled_at
+              FROM settled),
         counted AS (
           UPDATE campaigns c SET sent = c.sent + n.sent, failed = c.failed + n.failed,
                  status = CASE WHEN c.status = 'active' AND c.sent + n.sent + c.failed + n.failed >= c.total_recipients THEN 'completed' ELSE c.status END,
-                 completed_at = CASE WHEN c.status = 'active' AND c.sent + n.sent + c.failed + n.failed >= c.total_recipients THEN now() ELSE c.completed_at END,
+                 completed_at = CASE WHEN c.status = 'active' AND c.sent + n.sent + c.failed + n.failed >= c.total_recipients THEN n.settled_at ELSE c.completed_at END,
                  updated_at = date_trunc('milliseconds', now())
           FROM n WHERE c.organization_id = :orgId AND c.id = :campaignId AND n.sent + n.failed > 0
           RETURNING c.id)

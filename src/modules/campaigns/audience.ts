@@ -37,7 +37,9 @@ export async function materialiseAudience(trx: Knex.Transaction, campaign: Campa
   // channel's (organization, address) index so that deduplicating them needs no hash or sort, then
   // the manual addresses that none of those contacts has. The two parts are disjoint, so nothing
   // deduplicates across them; a batch is any 100 of the numbered addresses. For `all` the contacts
-  // filter is left out altogether.
+  // filter is left out altogether. Every subquery filters its tables by the organization itself,
+  // not only through correlation with an outer row: on Citus the whole SELECT is then one
+  // organization's, run on its shard.
   const bindings: Knex.Value[] = [];
   const perChannel = campaign.channels.map((channel) => {
     const { expr, present } = ADDRESS[channel];
@@ -45,8 +47,8 @@ export async function materialiseAudience(trx: Knex.Transaction, campaign: Campa
       ? ''
       : `AND (c.id = ANY(?::uuid[]) OR EXISTS (
            SELECT 1 FROM contact_groups cg
-           WHERE cg.organization_id = c.organization_id AND cg.contact_id = c.id AND cg.group_id = ANY(?::uuid[])))`;
-    const chosenBindings = everyone ? [] : [campaign.selected_contacts, campaign.selected_groups];
+           WHERE cg.organization_id = ? AND cg.contact_id = c.id AND cg.group_id = ANY(?::uuid[])))`;
+    const chosenBindings = everyone ? [] : [campaign.selected_contacts, orgId, campaign.selected_groups];
     bindings.push(channel, units[channel] ?? 0, orgId, ...chosenBindings);
     const parts = [`(SELECT DISTINCT ${expr} AS address FROM contacts c WHERE c.organization_id = ? AND ${present} ${chosen} ORDER BY 1)`];
     if (manual[channel].length) {
@@ -61,8 +63,10 @@ export async function materialiseAudience(trx: Knex.Transaction, campaign: Campa
       FROM (SELECT address, (row_number() OVER () - 1) / ${MAX_LOG_RECIPIENTS} AS b FROM (${parts.join(' UNION ALL ')}) distinct_addresses) numbered
       GROUP BY b`;
   });
-  // The audience is deduplicated in memory rather than spilled to disk.
-  await trx.raw("SET LOCAL work_mem = '64MB'");
+  // The audience is deduplicated in memory rather than spilled to disk. On Citus the SELECT runs on
+  // a worker, which a SET LOCAL reaches only once the transaction propagates them (one round trip
+  // still; on plain Postgres the citus setting is an inert placeholder).
+  await trx.raw("SET LOCAL citus.propagate_set_commands = 'local'; SET LOCAL work_mem = '64MB'");
   const counts = await trx.raw(
     `WITH inserted AS (
        INSERT INTO campaign_batches (organization_id, campaign_id, channel, batch_no, addresses, recipient_count, reserved)
