@@ -83,7 +83,7 @@ try {
     const launched = (await fetch(`${herald.url}/campaigns/${created._id}/launch`, { method: 'POST', headers: auth }).then((r) => r.json())) as { status: string };
     if (launched.status !== 'active' && launched.status !== 'completed') throw new Error(`launch: ${JSON.stringify(launched)}`);
     for (;;) {
-      const { rows } = await pool.query('SELECT status FROM campaigns WHERE id = $1', [created._id]);
+      const { rows } = await pool.query('SELECT status FROM campaigns WHERE organization_id = $1 AND id = $2', [orgId, created._id]);
       if (rows[0].status === 'completed') break;
       await new Promise((r) => setTimeout(r, 10));
     }

@@ -10,7 +10,7 @@ const SQL = `
   SELECT contacts.id, contacts.organization_id, contacts.name, contacts.email, contacts.phone, contacts.country_code,
          contacts.company, contacts.tags, contacts.created_at, contacts.updated_at,
          ARRAY(SELECT cg.group_id::text FROM contact_groups cg
-               WHERE cg.organization_id = contacts.organization_id AND cg.contact_id = contacts.id
+               WHERE cg.organization_id = $1 AND cg.contact_id = contacts.id
                ORDER BY cg.group_id) AS groups
   FROM contacts WHERE contacts.organization_id = $1
   ORDER BY contacts.created_at DESC, contacts.id DESC LIMIT $2`;

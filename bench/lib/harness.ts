@@ -3,15 +3,19 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import pg from 'pg';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
+import { createDatabase, dropDatabase } from '../../tests/setup/databases.js';
 
 export interface Database {
   url: string;
   stop(): Promise<void>;
 }
 
-/** A fresh database for one bench run: on `DATABASE_URL`'s server, or an embedded Postgres. */
+/**
+ * A fresh database for one bench run: on `DATABASE_URL`'s server, or an embedded Postgres. Made as the
+ * tests make theirs (`tests/setup/databases.ts`), so that on a Citus coordinator it joins the cluster
+ * and Herald's migrations distribute its tables.
+ */
 export async function freshDatabase(label: string): Promise<Database> {
   let admin = process.env.DATABASE_URL;
   let stopServer = async () => {};
@@ -25,20 +29,13 @@ export async function freshDatabase(label: string): Promise<Database> {
       rmSync(dir, { recursive: true, force: true });
     };
   }
+  const adminUrl = admin;
   const name = `herald_bench_${label}_${Date.now()}`;
-  const client = new pg.Client({ connectionString: admin });
-  await client.connect();
-  await client.query(`CREATE DATABASE "${name}"`);
-  await client.end();
-  const url = new URL(admin);
-  url.pathname = `/${name}`;
+  const url = await createDatabase(adminUrl, name);
   return {
-    url: url.toString(),
+    url,
     async stop() {
-      const c = new pg.Client({ connectionString: admin });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await c.end();
+      await dropDatabase(adminUrl, name);
       await stopServer();
     },
   };

@@ -1,0 +1,131 @@
+import pg from 'pg';
+import { LAYOUT } from '../src/db/layout.js';
+import type { Herald } from '../src/server.js';
+import { makeContact, makeGroup, nextLink } from './helpers/contacts-groups.js';
+import { heraldWithOrg, type Client, type Credential, type Org, type Reply } from './helpers/herald.js';
+
+/**
+ * Every statement an organization's request issues stays with that organization. On Citus, EXPLAIN
+ * shows it routed to one shard (every `Task Count` is 1). On plain Postgres, every scan of a tenant
+ * table is restricted by `organization_id = <the organization>` itself: a subquery correlated only
+ * to the outer row (`cg.contact_id = contacts.id`) is what sends a statement to every shard on Citus.
+ * The statements are the ones the services really issue, recorded from the server's knex.
+ */
+
+let herald: Herald, api: Client, org: Org, cred: Credential, explain: pg.Client, citus: boolean;
+
+interface Statement {
+  sql: string;
+  bindings: unknown[];
+}
+
+/** Statements about one organization's rows: they name a tenant table (or the outbox view over one). */
+const TENANT_TABLE = new RegExp(`\\b(${[...LAYOUT.tenant, 'sandbox_outbox'].join('|')})\\b`);
+const recorded = new Map<string, { reply: Reply; statements: Statement[] }>();
+
+/** Runs `request` and keeps its reply and the tenant statements the server issued meanwhile, under `label`. */
+async function record(label: string, request: () => Promise<Reply>): Promise<Reply> {
+  const statements: Statement[] = [];
+  const listener = (q: Statement) => {
+    if (TENANT_TABLE.test(q.sql)) statements.push({ sql: q.sql, bindings: q.bindings ?? [] });
+  };
+  herald.db.on('query', listener);
+  try {
+    const reply = await request();
+    recorded.set(label, { reply, statements });
+    return reply;
+  } finally {
+    herald.db.removeListener('query', listener);
+  }
+}
+
+/** The counts of shards Citus sends the statement to, one per distributed (sub)plan. */
+async function taskCounts(s: Statement): Promise<number[]> {
+  const { rows } = await explain.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${s.sql}`, s.bindings);
+  return rows.flatMap((r) => [...r['QUERY PLAN'].matchAll(/Task Count: (\d+)/g)].map((m) => Number(m[1])));
+}
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Cond'?: string;
+  'Recheck Cond'?: string;
+  Filter?: string;
+  Plans?: PlanNode[];
+}
+
+/** The scans of tenant tables in the statement's plan, with the conditions each applies. */
+async function tenantScans(s: Statement): Promise<{ table: string; conditions: string }[]> {
+  const { rows } = await explain.query(`EXPLAIN (FORMAT JSON) ${s.sql}`, s.bindings);
+  const scans: { table: string; conditions: string }[] = [];
+  const walk = (node: PlanNode) => {
+    const table = node['Relation Name'];
+    if (table && node['Node Type'].endsWith('Scan') && (LAYOUT.tenant as readonly string[]).includes(table)) {
+      scans.push({ table, conditions: [node['Index Cond'], node['Recheck Cond'], node.Filter].filter(Boolean).join(' AND ') });
+    }
+    node.Plans?.forEach(walk);
+  };
+  walk(rows[0]['QUERY PLAN'][0].Plan);
+  return scans;
+}
+
+beforeAll(async () => {
+  ({ herald, api, org } = await heraldWithOrg());
+  cred = { token: org.token };
+  explain = new pg.Client({ connectionString: process.env.HERALD_TEST_DATABASE_URL });
+  await explain.connect();
+  citus = (await explain.query("SELECT 1 FROM pg_extension WHERE extname = 'citus'")).rowCount === 1;
+
+  const vip = await makeGroup(api, cred, { name: 'VIP' });
+  await makeContact(api, cred, { name: 'Jo', email: 'jo@example.com', tags: ['x'], groups: [vip._id] });
+  await api.post('/notifications/send', { type: 'sms', to: ['0712345678', '0712345679'], message: 'Hi' }, cred);
+  const log = (await api.get('/message-logs?limit=1', cred)).body[0];
+
+  const group = (await record('groups: create', () => api.post('/groups', { name: 'Leads', color: 'bg-blue-500' }, cred))).body;
+  await record('groups: update', () => api.put(`/groups/${group._id}`, { name: 'Hot leads' }, cred));
+  await record('groups: get', () => api.get(`/groups/${group._id}`, cred));
+  await record('groups: list', () => api.get('/groups?limit=1', cred));
+  const contact = (await record('contacts: create', () => api.post('/contacts', { name: 'Al', phone: '0722000000', groups: [group._id] }, cred))).body;
+  await record('contacts: update', () => api.put(`/contacts/${contact._id}`, { phone: '0722000001', groups: [vip._id] }, cred));
+  await record('contacts: get', () => api.get(`/contacts/${contact._id}`, cred));
+  await record('contacts: list, first page', () => api.get('/contacts?limit=1', cred));
+  const next = nextLink(await api.get('/contacts?limit=1', cred))!;
+  await record('contacts: list, next page', () => api.get(next, cred));
+  await record('contacts: list by group, tag and search', () => api.get(`/contacts?limit=1&group=${vip._id}&tag=x&search=jo`, cred));
+  await record('Group.contacts and Contact.groups', () => api.gql('{ groups { edges { node { contactCount contacts(first: 1) { edges { node { groups { _id } } } } } } } }', {}, cred));
+  await record('message logs: list', () => api.get('/message-logs?limit=1&channel=sms&status=success', cred));
+  await record('message logs: get', () => api.get(`/message-logs/${log._id}`, cred));
+  await record('sandbox outbox: list', () => api.get('/sandbox/outbox?limit=1&channel=sms', cred));
+  await record('organizations: current', () => api.get('/organizations/current', cred));
+  await record('notifications: send to all', () => api.post('/notifications/send-to-all', { type: 'email', subject: 'S', message: 'Hi', to: 'all' }, cred, { 'idempotency-key': 'routing' }));
+  await record('contacts: delete', () => api.delete(`/contacts/${contact._id}`, cred));
+  await record('groups: delete', () => api.delete(`/groups/${group._id}`, cred));
+});
+afterAll(async () => {
+  await explain?.end();
+  await herald?.stop();
+});
+
+test.each([
+  'groups: create', 'groups: update', 'groups: get', 'groups: list', 'groups: delete',
+  'contacts: create', 'contacts: update', 'contacts: get', 'contacts: delete',
+  'contacts: list, first page', 'contacts: list, next page', 'contacts: list by group, tag and search',
+  'Group.contacts and Contact.groups', 'message logs: list', 'message logs: get', 'sandbox outbox: list',
+  'organizations: current', 'notifications: send to all',
+])('%s: every statement stays with the organization', async (label) => {
+  const { reply, statements } = recorded.get(label)!;
+  expect({ ok: reply.status < 300 && !reply.body?.errors, body: reply.body }).toMatchObject({ ok: true });
+  expect(statements.length).toBeGreaterThan(0);
+  for (const s of statements) {
+    expect({ sql: s.sql, bindings: s.bindings }).toEqual({ sql: s.sql, bindings: expect.arrayContaining([org.orgId]) });
+    if (citus) {
+      // At least one distributed plan, and each of them on a single shard.
+      const counts = await taskCounts(s);
+      expect({ sql: s.sql, counts }).toEqual({ sql: s.sql, counts: counts.length ? counts.map(() => 1) : [1] });
+    } else {
+      for (const scan of await tenantScans(s)) {
+        expect({ sql: s.sql, ...scan }).toEqual({ sql: s.sql, ...scan, conditions: expect.stringContaining(`organization_id = '${org.orgId}'::uuid`) });
+      }
+    }
+  }
+});
