@@ -178,25 +178,62 @@ test('every table is placed for Citus: the tenant tables are exactly those with 
   expect(await tenantTables('public')).toEqual([...LAYOUT.tenant].sort());
 });
 
-test('nothing keeps a tenant table from being distributed: no triggers, no keys into it from a table that is not one', async () => {
+/**
+ * What would keep Citus from distributing `tenant` tables of `schema` (next to `reference` ones): a
+ * trigger on them, a key from a tenant table to a table that is neither, or into a tenant table
+ * from a table that is not one.
+ */
+async function distributionBlockers(schema: string, tenantTables: readonly string[], referenceTables: readonly string[]): Promise<string[]> {
+  const problems: string[] = [];
   const triggers = (await herald.db.raw(
     `SELECT c.relname, t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = 'public' AND NOT t.tgisinternal AND c.relname = ANY(?)`,
-    [[...LAYOUT.tenant, ...LAYOUT.reference]],
+      WHERE n.nspname = ? AND NOT t.tgisinternal AND c.relname = ANY(?)`,
+    [schema, [...tenantTables, ...referenceTables]],
   )) as Rows<{ relname: string; tgname: string }>;
-  expect(triggers.rows).toEqual([]);
-  // Keys from a tenant table go to tenant tables or reference tables; keys into a tenant table come from tenant tables.
+  for (const t of triggers.rows) problems.push(`${t.relname}: trigger ${t.tgname}`);
   const keys = (await herald.db.raw(
     `SELECT rel.relname AS from_table, ref.relname AS to_table, con.conname
        FROM pg_constraint con JOIN pg_class rel ON rel.oid = con.conrelid JOIN pg_class ref ON ref.oid = con.confrelid
        JOIN pg_namespace n ON n.oid = rel.relnamespace
-      WHERE con.contype = 'f' AND n.nspname = 'public' AND (rel.relname = ANY(?) OR ref.relname = ANY(?))`,
-    [[...LAYOUT.tenant], [...LAYOUT.tenant]],
+      WHERE con.contype = 'f' AND n.nspname = ? AND (rel.relname = ANY(?) OR ref.relname = ANY(?))`,
+    [schema, tenantTables, tenantTables],
   )) as Rows<{ from_table: string; to_table: string; conname: string }>;
-  const tenant = new Set<string>(LAYOUT.tenant);
-  const reference = new Set<string>(LAYOUT.reference);
-  const refused = keys.rows.filter((k) => !(tenant.has(k.from_table) && (tenant.has(k.to_table) || reference.has(k.to_table))));
-  expect(refused).toEqual([]);
+  const tenant = new Set(tenantTables);
+  const reference = new Set(referenceTables);
+  for (const k of keys.rows) {
+    if (!(tenant.has(k.from_table) && (tenant.has(k.to_table) || reference.has(k.to_table)))) {
+      problems.push(`${k.from_table}: foreign key ${k.conname} -> ${k.to_table}`);
+    }
+  }
+  return problems;
+}
+
+test('nothing keeps a tenant table from being distributed: no triggers, no keys into it from a table that is not one', async () => {
+  expect(await distributionBlockers('public', LAYOUT.tenant, LAYOUT.reference)).toEqual([]);
+});
+
+test('that check fails on a trigger and on keys Citus refuses', async () => {
+  const schema = `citus_probe_${randomBytes(4).toString('hex')}`;
+  await herald.db.raw(`CREATE SCHEMA ${schema}`);
+  try {
+    await herald.db.raw(`
+      CREATE TABLE ${schema}.orgs (id uuid PRIMARY KEY);
+      CREATE TABLE ${schema}.items (organization_id uuid NOT NULL REFERENCES ${schema}.orgs (id), id uuid NOT NULL, PRIMARY KEY (organization_id, id));
+      CREATE TABLE ${schema}.people (id uuid PRIMARY KEY, organization_id uuid, item_id uuid,
+                                     FOREIGN KEY (organization_id, item_id) REFERENCES ${schema}.items (organization_id, id));
+      CREATE TABLE ${schema}.notes (organization_id uuid NOT NULL, id uuid NOT NULL, person_id uuid REFERENCES ${schema}.people (id), PRIMARY KEY (organization_id, id));
+      CREATE FUNCTION ${schema}.touch() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
+      CREATE TRIGGER items_touched BEFORE UPDATE ON ${schema}.items FOR EACH ROW EXECUTE FUNCTION ${schema}.touch();
+    `);
+    const problems = await distributionBlockers(schema, ['items', 'notes'], ['orgs']);
+    expect(problems.sort()).toEqual([
+      'items: trigger items_touched',
+      expect.stringMatching(/^notes: foreign key \S+ -> people$/),
+      expect.stringMatching(/^people: foreign key \S+ -> items$/),
+    ]);
+  } finally {
+    await herald.db.raw(`DROP SCHEMA ${schema} CASCADE`);
+  }
 });
 
 test('on Citus, every table is where the layout puts it', async () => {
