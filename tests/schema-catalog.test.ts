@@ -196,7 +196,7 @@ async function distributionBlockers(schema: string, tenantTables: readonly strin
        FROM pg_constraint con JOIN pg_class rel ON rel.oid = con.conrelid JOIN pg_class ref ON ref.oid = con.confrelid
        JOIN pg_namespace n ON n.oid = rel.relnamespace
       WHERE con.contype = 'f' AND n.nspname = ? AND (rel.relname = ANY(?) OR ref.relname = ANY(?))`,
-    [schema, tenantTables, tenantTables],
+    [schema, [...tenantTables], [...tenantTables]],
   )) as Rows<{ from_table: string; to_table: string; conname: string }>;
   const tenant = new Set(tenantTables);
   const reference = new Set(referenceTables);
