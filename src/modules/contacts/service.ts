@@ -80,9 +80,13 @@ async function unknownGroups(t: Tenant, ids: string[] | undefined): Promise<Fiel
 /** Memberships as given (ids checked by `unknownGroups`; one deleted since is refused by its foreign key). */
 async function setGroups(trx: Knex.Transaction, orgId: string, contactId: string, groupIds: string[]) {
   await trx('contact_groups').where({ organization_id: orgId, contact_id: contactId }).delete();
+  await addGroups(trx, orgId, contactId, groupIds);
+}
+
+async function addGroups(db: Knex | Knex.Transaction, orgId: string, contactId: string, groupIds: string[]) {
   if (!groupIds.length) return;
   try {
-    await trx('contact_groups').insert([...new Set(groupIds)].map((group_id) => ({ organization_id: orgId, contact_id: contactId, group_id })));
+    await db('contact_groups').insert([...new Set(groupIds)].map((group_id) => ({ organization_id: orgId, contact_id: contactId, group_id })));
   } catch (err) {
     if (isForeignKeyViolation(err)) throw validationFailed([{ field: 'groups', message: 'groups contains unknown group ids' }]);
     throw err;
@@ -146,8 +150,11 @@ export const create = operation({
   },
   async run(ctx, input) {
     const { phone } = orThrow(await resolveFields(ctx, input, true));
-    return ctx.db.transaction(async (trx) => {
-      const [row] = await trx('contacts')
+    // A new contact is answered from what was written (its groups in the order they are read back),
+    // and needs a transaction only when it joins groups.
+    const groups = [...new Set(input.groups ?? [])].sort();
+    const write = async (db: Knex | Knex.Transaction) => {
+      const [row] = (await db('contacts')
         .insert({
           organization_id: ctx.caller.orgId,
           name: input.name,
@@ -157,10 +164,11 @@ export const create = operation({
           company: input.organization ?? null,
           tags: uniqueTags(input.tags) ?? [],
         })
-        .returning('id');
-      await setGroups(trx, ctx.caller.orgId, row.id, input.groups ?? []);
-      return load(trx, ctx.caller.orgId, row.id);
-    });
+        .returning('*')) as Omit<ContactRow, 'groups'>[];
+      await addGroups(db, ctx.caller.orgId, row!.id, groups);
+      return toContactDto({ ...row!, groups });
+    };
+    return groups.length ? ctx.db.transaction(write) : write(ctx.db);
   },
 });
 
