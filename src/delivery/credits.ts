@@ -28,15 +28,6 @@ const releaseCredits = statement<{ orgId: string; amount: number }>(
   'UPDATE organization_credits SET credits = credits + :amount::numeric WHERE organization_id = :orgId',
 );
 
-const releaseCreditsOfMany = statement<{ rows: string }>(
-  'herald_credits_release_many',
-  // Summed per organization first: an UPDATE ... FROM whose target row matches several rows
-  // applies only one of them.
-  `UPDATE organization_credits o SET credits = o.credits + r.amount
-   FROM (SELECT org_id, sum(amount) AS amount FROM json_to_recordset(:rows::json) AS j(org_id uuid, amount numeric) GROUP BY org_id) r
-   WHERE o.organization_id = r.org_id AND r.amount > 0`,
-);
-
 const grantCredits = statement<{ orgId: string; amount: number }, { credits: number }>(
   'herald_credits_grant',
   `UPDATE organization_credits SET credits = credits + :amount::numeric
@@ -67,12 +58,6 @@ export async function reserve(db: Queryable, orgId: string, amount: number): Pro
 /** Gives back held credits: what a settled send did not spend, or what canceled work held. */
 export async function release(db: Queryable, orgId: string, amount: number): Promise<void> {
   if (amount > 0) await run(db, releaseCredits, { orgId, amount: round2(amount) });
-}
-
-/** `release` for several organizations in one statement (the sweepers). */
-export async function releaseMany(db: Queryable, amounts: readonly { orgId: string; amount: number }[]): Promise<void> {
-  const rows = amounts.filter((a) => a.amount > 0).map((a) => ({ org_id: a.orgId, amount: round2(a.amount) }));
-  if (rows.length) await run(db, releaseCreditsOfMany, { rows: JSON.stringify(rows) });
 }
 
 /** The operator's grant (negative takes credits back, never below zero): the new balance, or null when it would go negative. */
