@@ -23,7 +23,7 @@ const config: CodegenConfig = {
           MessageLog: '../../modules/message-logs/service.js#MessageLogDto',
           OutboxMessage: '../../modules/sandbox/service.js#OutboxMessageDto',
         },
-        scalars: { ID: 'string' },
+        scalars: { ID: 'string', JSONObject: 'Record<string, unknown>' },
       },
     },
   },

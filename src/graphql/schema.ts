@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { loadFilesSync } from '@graphql-tools/load-files';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import type { Resolvers } from './generated/resolvers-types.js';
+import { scalars } from './scalars.js';
 import { resolvers as apiKeys } from '../modules/api-keys/resolvers.js';
 import { resolvers as auth } from '../modules/auth/resolvers.js';
 import { resolvers as campaigns } from '../modules/campaigns/resolvers.js';
@@ -21,6 +22,6 @@ const base: Resolvers = { Query: { health: () => 'ok' } };
 export function buildSchema() {
   return makeExecutableSchema({
     typeDefs: loadFilesSync(path.join(SCHEMA_DIR, '**/*.graphql')),
-    resolvers: [base, auth, users, organizations, apiKeys, contacts, groups, notifications, messageLogs, sandbox, campaigns],
+    resolvers: [base, scalars, auth, users, organizations, apiKeys, contacts, groups, notifications, messageLogs, sandbox, campaigns],
   });
 }

@@ -10,6 +10,7 @@ export const NOT_FOUND_BODY = { statusCode: 404, message: 'Resource not found', 
 export const CONTACT_KEYS = [
   'ServiceOrganization',
   '_id',
+  'attributes',
   'countryCode',
   'createdAt',
   'email',

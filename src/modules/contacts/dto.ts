@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { Attributes } from './attributes.js';
 
 export interface ContactRow {
   id: string;
@@ -9,6 +10,7 @@ export interface ContactRow {
   country_code: string | null;
   company: string | null;
   tags: string[];
+  attributes: Attributes;
   groups: string[];
   created_at: Date;
   updated_at: Date;
@@ -23,6 +25,8 @@ export interface ContactDto {
   /** The contact's own company, free-form (not the owning organization). */
   organization: string | null;
   tags: string[];
+  /** Free-form key -> value data (`{}` when none). */
+  attributes: Attributes;
   groups: string[];
   /** The owning organization's id. */
   ServiceOrganization: string;
@@ -38,6 +42,7 @@ export const toContactDto = (row: ContactRow): ContactDto => ({
   countryCode: row.country_code,
   organization: row.company,
   tags: row.tags,
+  attributes: row.attributes,
   groups: row.groups,
   ServiceOrganization: row.organization_id,
   createdAt: row.created_at.toISOString(),
@@ -58,6 +63,7 @@ export const contactColumns = (db: Knex | Knex.Transaction, orgId: string) => [
   'contacts.country_code',
   'contacts.company',
   'contacts.tags',
+  'contacts.attributes',
   'contacts.created_at',
   'contacts.updated_at',
   db.raw(`ARRAY(

@@ -10,6 +10,7 @@ import { isUuid } from '../../lib/ids.js';
 import { normaliseAddress } from '../../lib/addresses.js';
 import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
+import { attributesChange, attributesFilter, containments, gatherQueryFilters, merge, mergeProblems, type Attributes, type AttributesChange } from './attributes.js';
 import { contactColumns, toContactDto, type ContactRow } from './dto.js';
 
 const READ = { role: 'any', apiKeys: true } as const;
@@ -27,6 +28,7 @@ const fields = {
   organization: z.string().trim().max(100).nullable(),
   tags: z.array(z.string().trim().min(1).max(50)).max(50),
   groups: z.array(v.id()).max(1000),
+  attributes: attributesChange,
 };
 
 const createInput = z.strictObject({
@@ -37,15 +39,22 @@ const createInput = z.strictObject({
   organization: fields.organization.optional(),
   tags: fields.tags.optional(),
   groups: fields.groups.optional(),
+  attributes: fields.attributes.optional(),
 });
 const updateInput = createInput.partial();
 type ContactInput = z.output<typeof updateInput>;
+/** What `resolveFields` judges of a contact. */
+type Addresses = Pick<ContactInput, 'email' | 'phone' | 'countryCode'>;
 
-const filterInput = z.strictObject({
-  group: v.id().optional(),
-  tag: z.string().trim().min(1).max(50).optional(),
-  search: z.string().trim().min(1).max(100).optional(),
-});
+const filterInput = z.preprocess(
+  gatherQueryFilters,
+  z.strictObject({
+    group: v.id().optional(),
+    tag: z.string().trim().min(1).max(50).optional(),
+    search: z.string().trim().min(1).max(100).optional(),
+    attributes: attributesFilter.optional(),
+  }),
+);
 export type ContactFilter = z.output<typeof filterInput>;
 
 const NOTHING_FAILED: ReadonlySet<string> = new Set();
@@ -55,7 +64,7 @@ const NOTHING_FAILED: ReadonlySet<string> = new Set();
  * least, the phone in E.164 read with the contact's country code, else the organization's country.
  * Fields that failed their own rules (`failed`) are not judged again.
  */
-async function resolveFields(ctx: AuthedContext, merged: ContactInput, phoneChanged: boolean, failed = NOTHING_FAILED) {
+async function resolveFields(ctx: AuthedContext, merged: Addresses, phoneChanged: boolean, failed = NOTHING_FAILED) {
   const problems: FieldProblem[] = [];
   if (!merged.email && !merged.phone && !failed.has('email') && !failed.has('phone')) problems.push({ field: 'email', message: 'email or phone is required' });
   let phone = merged.phone ?? null;
@@ -106,7 +115,19 @@ async function load(db: Knex | Knex.Transaction, orgId: string, id: string) {
 
 const uniqueTags = (tags: string[] | undefined) => (tags ? [...new Set(tags)] : undefined);
 
-/** The newest-first list, narrowed by group membership, tag and a text search. */
+/**
+ * The contact's attributes once `change` is merged in, judged on the stored ones read under a row
+ * lock (no other update of the contact comes between this judgement and the write); over the
+ * limits, a 400 that rolls the whole update back.
+ */
+async function mergedAttributes(t: Tenant, id: string, change: AttributesChange): Promise<Attributes> {
+  const { attributes: stored } = (await t.scoped('contacts').where('contacts.id', id).forUpdate().first('attributes')) as Pick<ContactRow, 'attributes'>;
+  const problems = mergeProblems(stored, change);
+  if (problems.length) throw validationFailed(problems);
+  return merge(stored, change);
+}
+
+/** The newest-first list, narrowed by group membership, tag, a text search and attribute values. */
 export function listQuery(t: Tenant, filter: ContactFilter) {
   const q = t.scoped('contacts').select(contactColumns(t.db, t.orgId));
   if (filter.group) {
@@ -120,6 +141,9 @@ export function listQuery(t: Tenant, filter: ContactFilter) {
   if (filter.search) {
     const pattern = `%${filter.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     q.whereRaw(`lower(contacts.name || ' ' || coalesce(contacts.email, '') || ' ' || coalesce(contacts.phone, '')) LIKE ?`, [pattern]);
+  }
+  for (const oneOf of containments(filter.attributes ?? {})) {
+    q.where((w) => oneOf.forEach((json) => w.orWhereRaw('contacts.attributes @> ?::jsonb', [json])));
   }
   return q;
 }
@@ -163,6 +187,7 @@ export const create = operation({
           country_code: input.countryCode ?? null,
           company: input.organization ?? null,
           tags: uniqueTags(input.tags) ?? [],
+          attributes: JSON.stringify(merge({}, input.attributes ?? {})),
         })
         .returning('*')) as Omit<ContactRow, 'groups'>[];
       await addGroups(db, ctx.caller.orgId, row!.id, groups);
@@ -172,7 +197,7 @@ export const create = operation({
   },
 });
 
-const phoneChange = (input: ContactInput) => input.phone !== undefined || input.countryCode !== undefined;
+const phoneChange = (input: Addresses) => input.phone !== undefined || input.countryCode !== undefined;
 
 export const update = operation({
   access: WRITE,
@@ -180,18 +205,21 @@ export const update = operation({
   async check(ctx, input, { id }: { id: string }, failed) {
     const t = tenant(ctx.db, ctx.caller.orgId);
     const groups = [...v.dotlessRefused('email', input.email, ctx.config.blockPrivateHosts), ...(await unknownGroups(t, input.groups))];
-    // The stored contact is read only when the change touches its addresses; a missing one is run's 404.
+    // The stored contact is read only when the change touches its addresses or attributes; a missing one is run's 404.
     const touched = phoneChange(input) || input.email === null || input.phone === null;
-    const current = touched && isUuid(id) ? await t.scoped('contacts').where('contacts.id', id).first('email', 'phone', 'country_code') : undefined;
+    const columns = [...(touched ? ['email', 'phone', 'country_code'] : []), ...(input.attributes ? ['attributes'] : [])];
+    const current = columns.length && isUuid(id) ? await t.scoped('contacts').where('contacts.id', id).first(columns) : undefined;
     if (!current) return groups;
-    const merged: ContactInput = { email: current.email, phone: current.phone, countryCode: current.country_code, ...input };
-    return [...(await resolveFields(ctx, merged, phoneChange(input), failed)).problems, ...groups];
+    const merged: Addresses = { email: current.email, phone: current.phone, countryCode: current.country_code, ...input };
+    const addresses = touched ? (await resolveFields(ctx, merged, phoneChange(input), failed)).problems : [];
+    const attributes = input.attributes ? mergeProblems(current.attributes, input.attributes as AttributesChange) : [];
+    return [...addresses, ...groups, ...attributes];
   },
   async run(ctx, input, { id }: { id: string }) {
     return ctx.db.transaction(async (trx) => {
       const t = tenant(trx, ctx.caller.orgId);
       const current = await t.owned<ContactRow>('contacts', id, ['*']);
-      const merged: ContactInput = {
+      const merged: Addresses = {
         email: current.email,
         phone: current.phone,
         countryCode: current.country_code,
@@ -199,6 +227,7 @@ export const update = operation({
       };
       const phoneChanged = phoneChange(input);
       const { phone } = orThrow(await resolveFields(ctx, merged, phoneChanged));
+      const attributes = input.attributes && (await mergedAttributes(t, id, input.attributes));
       await t
         .scoped('contacts')
         .where('contacts.id', id)
@@ -209,6 +238,7 @@ export const update = operation({
           country_code: input.countryCode,
           company: input.organization,
           tags: uniqueTags(input.tags),
+          attributes: attributes && JSON.stringify(attributes),
           updated_at: nowMs(ctx.db),
         });
       if (input.groups) await setGroups(trx, ctx.caller.orgId, id, input.groups);
