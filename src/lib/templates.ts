@@ -1,0 +1,117 @@
+import { Liquid, LiquidError, type Template } from 'liquidjs';
+import type { FieldProblem } from './errors.js';
+
+/**
+ * Message texts as Liquid templates (platform.md, "Personalised messages"), the one home of the
+ * engine and its limits. A template is parsed once (`compile`) and rendered per recipient
+ * (`render`); a text without Liquid markup is sent exactly as written and never goes through the
+ * engine.
+ *
+ * Sandboxed: no tag that reads another template (`include`, `render`, `layout`, `block`), no file
+ * system, only the variables a render is given (own properties; no prototype walks), and unknown
+ * filters refused when the template is parsed. Each render is bounded in time, in the allocations
+ * liquidjs counts, and in the length of what it produces.
+ */
+
+/** The longest text a template may be (a campaign email's content) and the longest render it may give. */
+export const MAX_TEMPLATE_LENGTH = 1_000_000;
+export const MAX_OUTPUT_LENGTH = 1_000_000;
+/** Milliseconds a single render may take. */
+export const RENDER_LIMIT_MS = 100;
+/** Allocations liquidjs counts (string and array growth in filters) per render. */
+export const MEMORY_LIMIT = 10_000_000;
+
+const READS_OTHER_TEMPLATES = ['include', 'render', 'layout', 'block'];
+
+const engine = new Liquid({
+  strictFilters: true,
+  ownPropertyOnly: true,
+  parseLimit: MAX_TEMPLATE_LENGTH,
+  renderLimit: RENDER_LIMIT_MS,
+  memoryLimit: MEMORY_LIMIT,
+  cache: false,
+  relativeReference: false,
+  // No file system: a name that would be read from one is refused (and the tags above are gone).
+  fs: {
+    exists: async () => false,
+    existsSync: () => false,
+    readFile: async () => '',
+    readFileSync: () => '',
+    resolve: (_root: string, file: string) => file,
+  },
+});
+for (const tag of READS_OTHER_TEMPLATES) delete (engine.tags as Record<string, unknown>)[tag];
+
+/** Whether `text` holds any Liquid markup at all. */
+export const isTemplate = (text: string): boolean => text.includes('{{') || text.includes('{%');
+
+/** A text ready to render: its parsed form, or the text itself when it holds no markup. */
+export interface CompiledTemplate {
+  readonly source: string;
+  readonly parsed: Template[] | null;
+}
+
+/** Where and why a template does not parse. */
+export class TemplateSyntaxError extends Error {
+  constructor(
+    readonly line: number,
+    readonly column: number,
+    readonly reason: string,
+  ) {
+    super(`line ${line}, column ${column}: ${reason}`);
+  }
+}
+
+/** Why one recipient's render failed (over a limit, a filter's error): that recipient fails with it. */
+export class TemplateRenderError extends Error {}
+
+/** Parses `text`; throws `TemplateSyntaxError` naming the line and column of the first problem. */
+export function compile(text: string): CompiledTemplate {
+  if (!isTemplate(text)) return { source: text, parsed: null };
+  try {
+    return { source: text, parsed: engine.parse(text) };
+  } catch (err) {
+    throw syntaxError(err, text);
+  }
+}
+
+/** The problems of `text` as a template, for an input's `field` (none when it parses). */
+export function templateProblems(field: string, text: string | undefined | null): FieldProblem[] {
+  if (!text) return [];
+  try {
+    compile(text);
+    return [];
+  } catch (err) {
+    if (err instanceof TemplateSyntaxError) return [{ field, message: `${field} is not a valid template: ${err.message}` }];
+    throw err;
+  }
+}
+
+/** Renders a compiled template with `variables`; throws `TemplateRenderError` when a render breaks a limit or a filter fails. */
+export function render(template: CompiledTemplate, variables: Record<string, unknown>): string {
+  if (!template.parsed) return template.source;
+  let out: string;
+  try {
+    out = engine.renderSync(template.parsed, variables) as string;
+  } catch (err) {
+    throw new TemplateRenderError(`Template could not be rendered: ${reasonOf(err)}`);
+  }
+  if (out.length > MAX_OUTPUT_LENGTH) throw new TemplateRenderError(`Template could not be rendered: its output exceeds ${MAX_OUTPUT_LENGTH} characters`);
+  return out;
+}
+
+/** The first line of liquidjs's message, without the position and excerpt it appends. */
+function reasonOf(err: unknown): string {
+  const original = err instanceof LiquidError && err.originalError ? err.originalError : err;
+  const message = original instanceof Error ? original.message : String(original);
+  return message.split('\n')[0]!.replace(/,?\s*line:\d+, col:\d+$/, '').trim();
+}
+
+function syntaxError(err: unknown, text: string): TemplateSyntaxError {
+  if (err instanceof LiquidError && err.token) {
+    const [line, column] = err.token.getPosition();
+    return new TemplateSyntaxError(line!, column!, reasonOf(err));
+  }
+  // Over the parse limit, or an error without a token: the start of the text.
+  return new TemplateSyntaxError(1, 1, reasonOf(err) || `not a template (${text.length} characters)`);
+}
