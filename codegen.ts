@@ -19,6 +19,7 @@ const config: CodegenConfig = {
           ApiKey: '../../modules/api-keys/service.js#ApiKeyDto',
           Contact: '../../modules/contacts/dto.js#ContactDto',
           Group: '../../modules/groups/dto.js#GroupDto',
+          Template: '../../modules/templates/dto.js#TemplateDto',
           Campaign: '../../modules/campaigns/dto.js#CampaignDto',
           MessageLog: '../../modules/message-logs/service.js#MessageLogDto',
           OutboxMessage: '../../modules/sandbox/service.js#OutboxMessageDto',

@@ -98,6 +98,12 @@ beforeAll(async () => {
   await record('sandbox outbox: list', () => api.get('/sandbox/outbox?limit=1&channel=sms', cred));
   await record('organizations: current', () => api.get('/organizations/current', cred));
   await record('notifications: send to all', () => api.post('/notifications/send-to-all', { type: 'email', subject: 'S', message: 'Hi', to: 'all' }, cred, { 'idempotency-key': 'routing' }));
+  const template = (await record('templates: create', () => api.post('/templates', { name: 'Welcome', channel: 'email', subject: 'Hi {{ contact.name }}', content: 'Hello' }, cred))).body;
+  await record('templates: update', () => api.put(`/templates/${template._id}`, { channel: 'sms', subject: null }, cred));
+  await record('templates: get', () => api.get(`/templates/${template._id}`, cred));
+  await record('templates: list', () => api.get('/templates?limit=1', cred));
+  await record('templates (GraphQL)', () => api.gql('{ templates(first: 1) { totalCount edges { node { _id content } } } }', {}, cred));
+  await record('templates: delete', () => api.delete(`/templates/${template._id}`, cred));
   await record('contacts: delete', () => api.delete(`/contacts/${contact._id}`, cred));
   await record('groups: delete', () => api.delete(`/groups/${group._id}`, cred));
 });
@@ -112,6 +118,7 @@ test.each([
   'contacts: list, first page', 'contacts: list, next page', 'contacts: list by group, tag and search',
   'Group.contacts and Contact.groups', 'message logs: list', 'message logs: get', 'sandbox outbox: list',
   'organizations: current', 'notifications: send to all',
+  'templates: create', 'templates: update', 'templates: get', 'templates: list', 'templates (GraphQL)', 'templates: delete',
 ])('%s: every statement stays with the organization', async (label) => {
   const { reply, statements } = recorded.get(label)!;
   expect({ ok: reply.status < 300 && !reply.body?.errors, body: reply.body }).toMatchObject({ ok: true });

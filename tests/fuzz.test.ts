@@ -35,6 +35,7 @@ const FIELDS = [
   'subject', 'attachments', 'channels', 'recipients', 'messages', 'scheduleDate', 'firstName', 'lastName', 'password',
   'oldPassword', 'newPassword', 'phoneNumber', 'role', 'companyName', 'sector', 'country', 'isActive', 'credits', '_id',
   '__proto__', 'constructor', 'prototype', 'sms_apiKey', 'email_host', 'email_port', 'email_from', 'contacts', 'manual', 'content',
+  'channel', 'attributes',
 ];
 
 // Strings Postgres can not store: NUL characters and surrogates outside a pair, next to ASCII (which
@@ -83,6 +84,8 @@ const WRITES: [string, (id: string) => string][] = [
   ['PUT', (id) => `/contacts/${id}`],
   ['POST', () => '/groups'],
   ['PUT', (id) => `/groups/${id}`],
+  ['POST', () => '/templates'],
+  ['PUT', (id) => `/templates/${id}`],
   ['POST', () => '/campaigns'],
   ['PUT', (id) => `/campaigns/${id}`],
   ['POST', (id) => `/campaigns/${id}/launch`],
@@ -116,7 +119,7 @@ test('write endpoints: random bodies and path ids never give a 5xx', async () =>
 }, 240_000);
 
 test('path and query parameters of every read endpoint never give a 5xx', async () => {
-  const reads = ['/users', '/users/', '/contacts', '/contacts/', '/groups', '/groups/', '/campaigns', '/campaigns/', '/message-logs', '/message-logs/', '/api-keys', '/sandbox/outbox'];
+  const reads = ['/users', '/users/', '/contacts', '/contacts/', '/groups', '/groups/', '/campaigns', '/campaigns/', '/message-logs', '/message-logs/', '/api-keys', '/sandbox/outbox', '/templates', '/templates/'];
   const query = fc.dictionary(fc.constantFrom('limit', 'cursor', 'group', 'tag', 'search', 'channel', 'status', 'dateFrom', 'dateTo', 'campaignId', 'recipient', 'apikey', 'x'), weirdString, { maxKeys: 4 });
   await fc.assert(
     fc.asyncProperty(fc.constantFrom(...reads), pathId, query, async (base, id, q) => {
@@ -184,6 +187,11 @@ const TEMPLATES: { rest: [string, string]; gql: string; body: () => Record<strin
     body: () => ({ name: 'Ada', email: 'ada@example.com', phone: '0712345678', countryCode: 'KE', organization: 'Acme', tags: ['a', 'b'] }),
   },
   { rest: ['POST', '/groups'], gql: 'mutation($i: CreateGroupInput!) { createGroup(input: $i) { _id } }', body: () => ({ name: 'G', color: 'bg-red-500', description: 'd' }) },
+  {
+    rest: ['POST', '/templates'],
+    gql: 'mutation($i: CreateTemplateInput!) { createTemplate(input: $i) { _id } }',
+    body: () => ({ name: 'T', channel: 'email', subject: 'Hi {{ contact.firstName }}', content: 'Hello {{ contact.name }}' }),
+  },
   {
     rest: ['POST', '/campaigns'],
     gql: 'mutation($i: CreateCampaignInput!) { createCampaign(input: $i) { _id } }',

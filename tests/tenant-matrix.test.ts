@@ -11,7 +11,7 @@ let b: Org;
 const ids: Record<string, string> = {};
 const secrets: string[] = [];
 
-const TENANT_TABLES = ['users', 'api_keys', 'contacts', 'groups', 'contact_groups', 'campaigns', 'campaign_batches', 'message_logs', 'sandbox_sends', 'organization_credits'];
+const TENANT_TABLES = ['users', 'api_keys', 'contacts', 'groups', 'contact_groups', 'campaigns', 'campaign_batches', 'message_logs', 'sandbox_sends', 'organization_credits', 'message_templates'];
 const ORDER: Record<string, string[]> = { contact_groups: ['contact_id'], campaign_batches: ['channel', 'batch_no'], organization_credits: ['organization_id'] };
 
 async function snapshot(orgId: string) {
@@ -33,6 +33,7 @@ beforeAll(async () => {
   ids.group = (await api.post('/groups', { name: 'Alpha VIPs', color: 'bg-red-500' }, { token: a.token })).body._id;
   ids.contact = (await api.post('/contacts', { name: 'Alpha Customer', email: 'alpha.customer@example.com', phone: '0712345678', groups: [ids.group] }, { token: a.token })).body._id;
   ids.campaign = (await api.post('/campaigns', { name: 'Alpha Launch', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'Alpha only' } } }, { token: a.token })).body._id;
+  ids.template = (await api.post('/templates', { name: 'Alpha Welcome', channel: 'sms', content: 'Alpha template' }, { token: a.token })).body._id;
   ids.draft = (await api.post('/campaigns', { name: 'Alpha Draft', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'Alpha draft' } } }, { token: a.token })).body._id;
   await api.post(`/campaigns/${ids.campaign}/launch`, undefined, { token: a.token });
   ids.log = (await api.get('/message-logs', { token: a.token })).body[0]._id;
@@ -71,13 +72,16 @@ test('every id-taking operation of both doors, with every credential of another 
     ['POST', `/campaigns/${ids.draft}/launch`],
     ['POST', `/campaigns/${ids.campaign}/cancel`],
     ['GET', `/message-logs/${ids.log}`],
+    ['GET', `/templates/${ids.template}`],
+    ['PUT', `/templates/${ids.template}`, { name: 'Owned' }],
+    ['DELETE', `/templates/${ids.template}`],
     ['PUT', `/api-keys/${ids.apiKey}/revoke`],
     ['DELETE', `/api-keys/${ids.apiKey}`],
     ['POST', '/contacts', { name: 'Into Alpha group', phone: '0712000001', groups: [ids.group] }],
     ['POST', '/campaigns', { name: 'Steal', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'x' } }, recipients: { contacts: [ids.contact] } }],
     ['POST', '/campaigns', { name: 'Steal', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'x' } }, recipients: { groups: [ids.group] } }],
   ];
-  const lists = [`/contacts?group=${ids.group}`, `/message-logs?campaignId=${ids.campaign}`, '/contacts', '/groups', '/campaigns', '/message-logs', '/sandbox/outbox'];
+  const lists = [`/contacts?group=${ids.group}`, `/message-logs?campaignId=${ids.campaign}`, '/contacts', '/groups', '/campaigns', '/message-logs', '/sandbox/outbox', '/templates'];
   const gql: [string, Record<string, unknown>?][] = [
     [`{ user(id: "${ids.user}") { _id email } }`],
     [`mutation { updateUser(id: "${ids.user}", input: { firstName: "Owned" }) { _id } }`],
@@ -96,6 +100,9 @@ test('every id-taking operation of both doors, with every credential of another 
     [`mutation { launchCampaign(id: "${ids.draft}") { status } }`],
     [`mutation { cancelCampaign(id: "${ids.campaign}") { status } }`],
     [`{ messageLog(id: "${ids.log}") { _id recipients { recipient } } }`],
+    [`{ template(id: "${ids.template}") { _id name content } }`],
+    [`mutation { updateTemplate(id: "${ids.template}", input: { name: "Owned" }) { _id } }`],
+    [`mutation { deleteTemplate(id: "${ids.template}") { message } }`],
     [`mutation { revokeApiKey(id: "${ids.apiKey}") { _id } }`],
     [`mutation { deleteApiKey(id: "${ids.apiKey}") { message } }`],
     [`{ contacts(filter: { group: "${ids.group}" }) { totalCount edges { node { name } } } }`],
@@ -141,10 +148,10 @@ test('every id-taking operation of both doors, with every credential of another 
 });
 
 test('the same ids are answered 403 Insufficient permissions, and a made-up id 404', async () => {
-  for (const path of [`/contacts/${ids.contact}`, `/groups/${ids.group}`, `/campaigns/${ids.campaign}`, `/message-logs/${ids.log}`, `/users/${ids.user}`]) {
+  for (const path of [`/contacts/${ids.contact}`, `/groups/${ids.group}`, `/campaigns/${ids.campaign}`, `/message-logs/${ids.log}`, `/users/${ids.user}`, `/templates/${ids.template}`]) {
     expect(await api.get(path, { token: b.token })).toMatchObject({ status: 403, body: { statusCode: 403, message: 'Insufficient permissions', error: 'Forbidden' } });
   }
-  for (const path of ['/contacts/', '/groups/', '/campaigns/', '/message-logs/', '/users/']) {
+  for (const path of ['/contacts/', '/groups/', '/campaigns/', '/message-logs/', '/users/', '/templates/']) {
     expect((await api.get(`${path}00000000-0000-4000-8000-000000000000`, { token: b.token })).status).toBe(404);
     expect((await api.get(`${path}not-a-uuid`, { token: b.token })).status).toBe(404);
   }

@@ -24,6 +24,7 @@ export const LAYOUT = {
     'groups',
     'idempotency_keys',
     'message_logs',
+    'message_templates',
     'organization_credits',
     'sandbox_sends',
   ],

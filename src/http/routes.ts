@@ -7,6 +7,7 @@ import * as groups from '../modules/groups/service.js';
 import * as messageLogs from '../modules/message-logs/service.js';
 import * as notifications from '../modules/notifications/service.js';
 import * as sandbox from '../modules/sandbox/service.js';
+import * as templates from '../modules/templates/service.js';
 import * as organizations from '../modules/organizations/service.js';
 import * as users from '../modules/users/service.js';
 import { listedUser } from '../modules/users/dto.js';
@@ -43,6 +44,12 @@ export const routes: Route[] = [
   { method: 'get', path: '/groups/:id', op: groups.get, input: none },
   { method: 'put', path: '/groups/:id', op: groups.update },
   { method: 'delete', path: '/groups/:id', op: groups.remove, input: none },
+
+  { method: 'post', path: '/templates', op: templates.create, status: 201 },
+  { method: 'get', path: '/templates', op: templates.list, list: true, input: none },
+  { method: 'get', path: '/templates/:id', op: templates.get, input: none },
+  { method: 'put', path: '/templates/:id', op: templates.update },
+  { method: 'delete', path: '/templates/:id', op: templates.remove, input: none },
 
   { method: 'post', path: '/campaigns', op: campaigns.create, status: 201 },
   { method: 'get', path: '/campaigns', op: campaigns.list, list: true, input: none, view: listedCampaign },
