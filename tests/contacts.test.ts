@@ -209,6 +209,17 @@ describe('POST /contacts', () => {
       expect(await countContacts(org.orgId)).toBe(before);
     });
 
+    test('a group id written in upper case is the same group: joined once, answered as stored', async () => {
+      const mine = await makeGroup(api, admin);
+      const res = await api.post('/contacts', { name: 'Caps', email: 'caps@example.com', groups: [mine._id.toUpperCase(), mine._id] }, admin);
+      expect(res.status).toBe(201);
+      expect(res.body.groups).toEqual([mine._id]);
+      expect((await api.get(`/contacts/${res.body._id}`, admin)).body).toEqual(res.body);
+      const updated = await api.put(`/contacts/${res.body._id}`, { groups: [mine._id.toUpperCase()] }, admin);
+      expect(updated.status).toBe(200);
+      expect(updated.body.groups).toEqual([mine._id]);
+    });
+
     test("updating into another organization's group is 400 and the contact keeps its groups", async () => {
       const theirs = await makeGroup(api, { token: other.token });
       const mine = await makeGroup(api, admin);

@@ -14,9 +14,9 @@ const problemsOf = (fn: () => unknown) => {
 };
 
 describe('the validation layer', () => {
-  test('ids follow the one rule of path ids, named by their field', () => {
+  test('ids follow the one rule of path ids, named by their field, and read lower-case as stored', () => {
     const schema = z.strictObject({ groups: z.array(v.id()) });
-    expect(parse(schema, { groups: ['0F8B2A34-1C2D-4E5F-8A9B-0123456789AB'] })).toEqual({ groups: ['0F8B2A34-1C2D-4E5F-8A9B-0123456789AB'] });
+    expect(parse(schema, { groups: ['0F8B2A34-1C2D-4E5F-8A9B-0123456789AB'] })).toEqual({ groups: ['0f8b2a34-1c2d-4e5f-8a9b-0123456789ab'] });
     expect(problemsOf(() => parse(schema, { groups: ['nope'] }))).toEqual([{ field: 'groups.0', message: 'groups.0 must be a valid id' }]);
   });
 

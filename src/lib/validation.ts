@@ -190,8 +190,15 @@ export function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<
 }
 
 // Reusable field rules, as decisions.md sets them.
-/** A resource id: a UUID by the same rule as path ids (`isUuid`); a bad one is a 400 naming its field. */
-export const id = () => z.string().refine(isUuid, 'must be a valid id');
+/**
+ * A resource id: a UUID by the same rule as path ids (`isUuid`, either case), lower-cased as Postgres
+ * writes it back, so that ids compare as they are stored; a bad one is a 400 naming its field.
+ */
+export const id = () =>
+  z
+    .string()
+    .refine(isUuid, 'must be a valid id')
+    .transform((s) => s.toLowerCase());
 export const name = () => z.string().trim().min(1).max(100);
 /**
  * A recipient's email address, lower-cased. A domain without a dot (`root@localhost`) passes here:
