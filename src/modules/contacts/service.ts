@@ -116,12 +116,11 @@ async function load(db: Knex | Knex.Transaction, orgId: string, id: string) {
 const uniqueTags = (tags: string[] | undefined) => (tags ? [...new Set(tags)] : undefined);
 
 /**
- * The contact's attributes once `change` is merged in, judged on the stored ones read under a row
- * lock (no other update of the contact comes between this judgement and the write); over the
+ * The contact's attributes once `change` is merged in, judged on the stored ones as the update read
+ * them under its row lock (no other update comes between this judgement and the write); over the
  * limits, a 400 that rolls the whole update back.
  */
-async function mergedAttributes(t: Tenant, id: string, change: AttributesChange): Promise<Attributes> {
-  const { attributes: stored } = (await t.scoped('contacts').where('contacts.id', id).forUpdate().first('attributes')) as Pick<ContactRow, 'attributes'>;
+function mergedAttributes(stored: Attributes, change: AttributesChange): Attributes {
   const problems = mergeProblems(stored, change);
   if (problems.length) throw validationFailed(problems);
   return merge(stored, change);
@@ -218,7 +217,7 @@ export const update = operation({
   async run(ctx, input, { id }: { id: string }) {
     return ctx.db.transaction(async (trx) => {
       const t = tenant(trx, ctx.caller.orgId);
-      const current = await t.owned<ContactRow>('contacts', id, ['*']);
+      const current = await t.owned<ContactRow>('contacts', id, ['*'], { forUpdate: true });
       const merged: Addresses = {
         email: current.email,
         phone: current.phone,
@@ -227,7 +226,7 @@ export const update = operation({
       };
       const phoneChanged = phoneChange(input);
       const { phone } = orThrow(await resolveFields(ctx, merged, phoneChanged));
-      const attributes = input.attributes && (await mergedAttributes(t, id, input.attributes));
+      const attributes = input.attributes && mergedAttributes(current.attributes, input.attributes);
       await t
         .scoped('contacts')
         .where('contacts.id', id)

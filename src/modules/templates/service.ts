@@ -1,14 +1,13 @@
 import { z } from 'zod';
 import { nowMs } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import { paginateAs, type PageRequest } from '../../db/pagination.js';
-import { tenant, type Tenant } from '../../db/tenant.js';
+import { tenant } from '../../db/tenant.js';
 import type { Channel } from '../../delivery/types.js';
 import { badRequest, validationFailed, type FieldProblem } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import { templateProblems } from '../../lib/templates.js';
 import * as v from '../../lib/validation.js';
-import { operation } from '../../operation.js';
+import { listOf, operation } from '../../operation.js';
 import { templateColumns, toTemplateDto, type TemplateRow } from './dto.js';
 
 // The role matrix: everyone in the organization reads, admins (and admin-role keys) write.
@@ -59,8 +58,6 @@ const liquidProblems = (input: Fields, failed: ReadonlySet<string>): FieldProble
 /** Merges rule problems with Liquid ones, one answer per field (the rule's first). */
 const oncePerField = (problems: FieldProblem[]): FieldProblem[] => problems.filter((p, i) => problems.findIndex((q) => q.field === p.field) === i);
 
-const load = async (t: Tenant, id: string) => toTemplateDto((await t.scoped(TABLE).where(`${TABLE}.id`, id).first(templateColumns)) as TemplateRow);
-
 /** Runs a write, answering the unique name's violation as the 400 it is. */
 async function uniqueName<T>(write: () => Promise<T>): Promise<T> {
   try {
@@ -71,19 +68,12 @@ async function uniqueName<T>(write: () => Promise<T>): Promise<T> {
   }
 }
 
-export const list = operation({
-  access: READ,
-  async run(ctx, _input: undefined, page: PageRequest) {
-    return paginateAs(tenant(ctx.db, ctx.caller.orgId).scoped(TABLE).select(templateColumns), TABLE, page, toTemplateDto);
-  },
-});
+export const list = listOf(READ, TABLE, templateColumns, toTemplateDto);
 
 export const get = operation({
   access: READ,
   async run(ctx, _input: undefined, { id }: { id: string }) {
-    const t = tenant(ctx.db, ctx.caller.orgId);
-    await t.owned(TABLE, id, ['id']);
-    return load(t, id);
+    return toTemplateDto(await tenant(ctx.db, ctx.caller.orgId).owned<TemplateRow>(TABLE, id, templateColumns));
   },
 });
 
@@ -116,9 +106,8 @@ export const update = operation({
     return uniqueName(() =>
       ctx.db.transaction(async (trx) => {
         const t = tenant(trx, ctx.caller.orgId);
-        await t.owned(TABLE, id, ['id']);
         // Judged again on the row as locked: a change committed since `check` read it counts.
-        const stored = (await t.scoped(TABLE).where(`${TABLE}.id`, id).forUpdate().first(['channel', 'subject', 'content'])) as Fields;
+        const stored = await t.owned<Fields>(TABLE, id, ['channel', 'subject', 'content'], { forUpdate: true });
         const problems = channelProblems(merge(stored, input));
         if (problems.length) throw validationFailed(problems);
         const [row] = await t
