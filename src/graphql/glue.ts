@@ -1,9 +1,12 @@
 import { encodeCursor, type Page, type PageRequest } from '../db/pagination.js';
 
-/** GraphQL sends explicit nulls for omitted optional inputs; the services treat both as "not given". */
-export function compact<T extends object>(input: T | null | undefined): Partial<T> {
+/**
+ * An input's explicit nulls read as "not given", as the services take a field left out; except the
+ * fields named in `nullable`, whose null is a value the service takes (it removes what is stored).
+ */
+export function compact<T extends object>(input: T | null | undefined, nullable: readonly (keyof T & string)[] = []): Partial<T> {
   if (!input) return {};
-  return Object.fromEntries(Object.entries(input).filter(([, value]) => value !== null)) as Partial<T>;
+  return Object.fromEntries(Object.entries(input).filter(([key, value]) => value !== null || nullable.includes(key as keyof T & string))) as Partial<T>;
 }
 
 export const pageArgs = (args: { first?: number | null; after?: string | null }): PageRequest => ({

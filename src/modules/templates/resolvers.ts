@@ -10,7 +10,7 @@ export const resolvers: Resolvers = {
   Mutation: {
     createTemplate: (_, { input }, ctx) => templates.create(ctx, compact(input), {}),
     // An explicit `subject: null` takes the subject away (a template moving off email); left out, it is kept.
-    updateTemplate: (_, { id, input }, ctx) => templates.update(ctx, { ...compact(input), ...(input.subject === null ? { subject: null } : {}) }, { id }),
+    updateTemplate: (_, { id, input }, ctx) => templates.update(ctx, compact(input, ['subject']), { id }),
     deleteTemplate: (_, { id }, ctx) => templates.remove(ctx, undefined, { id }),
   },
 };
