@@ -1,8 +1,8 @@
 import pg from 'pg';
-import { LAYOUT } from '../src/db/layout.js';
 import type { Herald } from '../src/server.js';
 import { makeContact, makeGroup, nextLink } from './helpers/contacts-groups.js';
 import { heraldWithOrg, type Client, type Credential, type Org, type Reply } from './helpers/herald.js';
+import { isCitus, taskCounts, tenantScans, tenantStatementsOf, type Statement } from './helpers/statements.js';
 
 /**
  * Every statement an organization's request issues stays with that organization. On Citus, EXPLAIN
@@ -14,59 +14,13 @@ import { heraldWithOrg, type Client, type Credential, type Org, type Reply } fro
 
 let herald: Herald, api: Client, org: Org, cred: Credential, explain: pg.Client, citus: boolean;
 
-interface Statement {
-  sql: string;
-  bindings: unknown[];
-}
-
-/** Statements about one organization's rows: they name a tenant table (or the outbox view over one). */
-const TENANT_TABLE = new RegExp(`\\b(${[...LAYOUT.tenant, 'sandbox_outbox'].join('|')})\\b`);
 const recorded = new Map<string, { reply: Reply; statements: Statement[] }>();
 
 /** Runs `request` and keeps its reply and the tenant statements the server issued meanwhile, under `label`. */
 async function record(label: string, request: () => Promise<Reply>): Promise<Reply> {
-  const statements: Statement[] = [];
-  const listener = (q: Statement) => {
-    if (TENANT_TABLE.test(q.sql)) statements.push({ sql: q.sql, bindings: q.bindings ?? [] });
-  };
-  herald.db.on('query', listener);
-  try {
-    const reply = await request();
-    recorded.set(label, { reply, statements });
-    return reply;
-  } finally {
-    herald.db.removeListener('query', listener);
-  }
-}
-
-/** The counts of shards Citus sends the statement to, one per distributed (sub)plan. */
-async function taskCounts(s: Statement): Promise<number[]> {
-  const { rows } = await explain.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${s.sql}`, s.bindings);
-  return rows.flatMap((r) => [...r['QUERY PLAN'].matchAll(/Task Count: (\d+)/g)].map((m) => Number(m[1])));
-}
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Cond'?: string;
-  'Recheck Cond'?: string;
-  Filter?: string;
-  Plans?: PlanNode[];
-}
-
-/** The scans of tenant tables in the statement's plan, with the conditions each applies. */
-async function tenantScans(s: Statement): Promise<{ table: string; conditions: string }[]> {
-  const { rows } = await explain.query(`EXPLAIN (FORMAT JSON) ${s.sql}`, s.bindings);
-  const scans: { table: string; conditions: string }[] = [];
-  const walk = (node: PlanNode) => {
-    const table = node['Relation Name'];
-    if (table && node['Node Type'].endsWith('Scan') && (LAYOUT.tenant as readonly string[]).includes(table)) {
-      scans.push({ table, conditions: [node['Index Cond'], node['Recheck Cond'], node.Filter].filter(Boolean).join(' AND ') });
-    }
-    node.Plans?.forEach(walk);
-  };
-  walk(rows[0]['QUERY PLAN'][0].Plan);
-  return scans;
+  const { result: reply, statements } = await tenantStatementsOf(herald.db, request);
+  recorded.set(label, { reply, statements });
+  return reply;
 }
 
 beforeAll(async () => {
@@ -74,7 +28,7 @@ beforeAll(async () => {
   cred = { token: org.token };
   explain = new pg.Client({ connectionString: process.env.HERALD_TEST_DATABASE_URL });
   await explain.connect();
-  citus = (await explain.query("SELECT 1 FROM pg_extension WHERE extname = 'citus'")).rowCount === 1;
+  citus = await isCitus(explain);
 
   const vip = await makeGroup(api, cred, { name: 'VIP' });
   await makeContact(api, cred, { name: 'Jo', email: 'jo@example.com', tags: ['x'], groups: [vip._id] });
@@ -92,6 +46,8 @@ beforeAll(async () => {
   const next = nextLink(await api.get('/contacts?limit=1', cred))!;
   await record('contacts: list, next page', () => api.get(next, cred));
   await record('contacts: list by group, tag and search', () => api.get(`/contacts?limit=1&group=${vip._id}&tag=x&search=jo`, cred));
+  await record('contacts: update attributes', () => api.put(`/contacts/${contact._id}`, { attributes: { plan: 'pro', seats: 3 } }, cred));
+  await record('contacts: list by attributes', () => api.get('/contacts?attributes.plan=pro&attributes.seats=3', cred));
   await record('Group.contacts and Contact.groups', () => api.gql('{ groups { edges { node { contactCount contacts(first: 1) { edges { node { groups { _id } } } } } } } }', {}, cred));
   await record('message logs: list', () => api.get('/message-logs?limit=1&channel=sms&status=success', cred));
   await record('message logs: get', () => api.get(`/message-logs/${log._id}`, cred));
@@ -116,6 +72,7 @@ test.each([
   'groups: create', 'groups: update', 'groups: get', 'groups: list', 'groups: delete',
   'contacts: create', 'contacts: update', 'contacts: get', 'contacts: delete',
   'contacts: list, first page', 'contacts: list, next page', 'contacts: list by group, tag and search',
+  'contacts: update attributes', 'contacts: list by attributes',
   'Group.contacts and Contact.groups', 'message logs: list', 'message logs: get', 'sandbox outbox: list',
   'organizations: current', 'notifications: send to all',
   'templates: create', 'templates: update', 'templates: get', 'templates: list', 'templates (GraphQL)', 'templates: delete',
@@ -127,10 +84,10 @@ test.each([
     expect({ sql: s.sql, bindings: s.bindings }).toEqual({ sql: s.sql, bindings: expect.arrayContaining([org.orgId]) });
     if (citus) {
       // At least one distributed plan, and each of them on a single shard.
-      const counts = await taskCounts(s);
+      const counts = await taskCounts(explain, s);
       expect({ sql: s.sql, counts }).toEqual({ sql: s.sql, counts: counts.length ? counts.map(() => 1) : [1] });
     } else {
-      for (const scan of await tenantScans(s)) {
+      for (const scan of await tenantScans(explain, s)) {
         expect({ sql: s.sql, ...scan }).toEqual({ sql: s.sql, ...scan, conditions: expect.stringContaining(`organization_id = '${org.orgId}'::uuid`) });
       }
     }

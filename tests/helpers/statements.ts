@@ -1,0 +1,58 @@
+import type { Knex } from 'knex';
+import type pg from 'pg';
+import { LAYOUT } from '../../src/db/layout.js';
+
+/** A statement a Herald issued, as knex ran it. */
+export interface Statement {
+  sql: string;
+  bindings: unknown[];
+}
+
+/** Statements about organizations' rows: they name a tenant table (or the outbox view over one). */
+const TENANT_TABLE = new RegExp(`\\b(${[...LAYOUT.tenant, 'sandbox_outbox'].join('|')})\\b`);
+
+/** Runs `request` and answers its result with the tenant statements `db` (a Herald's knex) ran meanwhile. */
+export async function tenantStatementsOf<T>(db: Knex, request: () => Promise<T>): Promise<{ result: T; statements: Statement[] }> {
+  const statements: Statement[] = [];
+  const listener = (q: Statement) => {
+    if (TENANT_TABLE.test(q.sql)) statements.push({ sql: q.sql, bindings: q.bindings ?? [] });
+  };
+  db.on('query', listener);
+  try {
+    return { result: await request(), statements };
+  } finally {
+    db.removeListener('query', listener);
+  }
+}
+
+export const isCitus = async (client: pg.Client) => (await client.query("SELECT 1 FROM pg_extension WHERE extname = 'citus'")).rowCount === 1;
+
+/** On Citus: the counts of shards the statement is sent to, one per distributed (sub)plan. */
+export async function taskCounts(client: pg.Client, s: Statement): Promise<number[]> {
+  const { rows } = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${s.sql}`, s.bindings);
+  return rows.flatMap((r) => [...r['QUERY PLAN'].matchAll(/Task Count: (\d+)/g)].map((m) => Number(m[1])));
+}
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Cond'?: string;
+  'Recheck Cond'?: string;
+  Filter?: string;
+  Plans?: PlanNode[];
+}
+
+/** On plain Postgres: the scans of tenant tables in the statement's plan, with the conditions each applies. */
+export async function tenantScans(client: pg.Client, s: Statement): Promise<{ table: string; conditions: string }[]> {
+  const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${s.sql}`, s.bindings);
+  const scans: { table: string; conditions: string }[] = [];
+  const walk = (node: PlanNode) => {
+    const table = node['Relation Name'];
+    if (table && node['Node Type'].endsWith('Scan') && (LAYOUT.tenant as readonly string[]).includes(table)) {
+      scans.push({ table, conditions: [node['Index Cond'], node['Recheck Cond'], node.Filter].filter(Boolean).join(' AND ') });
+    }
+    node.Plans?.forEach(walk);
+  };
+  walk(rows[0]['QUERY PLAN'][0].Plan);
+  return scans;
+}
