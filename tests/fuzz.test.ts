@@ -36,6 +36,7 @@ const FIELDS = [
   'oldPassword', 'newPassword', 'phoneNumber', 'role', 'companyName', 'sector', 'country', 'isActive', 'credits', '_id',
   '__proto__', 'constructor', 'prototype', 'sms_apiKey', 'email_host', 'email_port', 'email_from', 'contacts', 'manual', 'content',
   'channel', 'attributes',
+  'subscriptions', 'sms', 'whatsapp',
 ];
 
 // Strings Postgres can not store: NUL characters and surrogates outside a pair, next to ASCII (which

@@ -32,6 +32,7 @@ beforeAll(async () => {
   ids.apiKey = (await createApiKey(api, a, 'admin')).apiKey._id;
   ids.group = (await api.post('/groups', { name: 'Alpha VIPs', color: 'bg-red-500' }, { token: a.token })).body._id;
   ids.contact = (await api.post('/contacts', { name: 'Alpha Customer', email: 'alpha.customer@example.com', phone: '0712345678', groups: [ids.group] }, { token: a.token })).body._id;
+  ids.leaver = (await api.post('/contacts', { name: 'Alpha Leaver', email: 'alpha.leaver@example.com', subscriptions: { email: 'unsubscribed' } }, { token: a.token })).body._id;
   ids.campaign = (await api.post('/campaigns', { name: 'Alpha Launch', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'Alpha only' } } }, { token: a.token })).body._id;
   ids.template = (await api.post('/templates', { name: 'Alpha Welcome', channel: 'sms', content: 'Alpha template' }, { token: a.token })).body._id;
   ids.draft = (await api.post('/campaigns', { name: 'Alpha Draft', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'Alpha draft' } } }, { token: a.token })).body._id;
@@ -63,6 +64,8 @@ test('every id-taking operation of both doors, with every credential of another 
     ['DELETE', `/users/${ids.user}`],
     ['GET', `/contacts/${ids.contact}`],
     ['PUT', `/contacts/${ids.contact}`, { name: 'Owned' }],
+    ['PUT', `/contacts/${ids.contact}`, { subscriptions: { email: 'unsubscribed', sms: 'unsubscribed' } }],
+    ['PUT', `/contacts/${ids.leaver}`, { subscriptions: { email: 'subscribed' } }],
     ['DELETE', `/contacts/${ids.contact}`],
     ['GET', `/groups/${ids.group}`],
     ['PUT', `/groups/${ids.group}`, { name: 'Owned' }],
@@ -82,6 +85,7 @@ test('every id-taking operation of both doors, with every credential of another 
     ['POST', '/campaigns', { name: 'Steal', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'x' } }, recipients: { groups: [ids.group] } }],
   ];
   const lists = [`/contacts?group=${ids.group}`, `/message-logs?campaignId=${ids.campaign}`, '/contacts', '/groups', '/campaigns', '/message-logs', '/sandbox/outbox', '/templates'];
+  lists.push('/contacts?unsubscribed=email');
   const gql: [string, Record<string, unknown>?][] = [
     [`{ user(id: "${ids.user}") { _id email } }`],
     [`mutation { updateUser(id: "${ids.user}", input: { firstName: "Owned" }) { _id } }`],
@@ -91,6 +95,7 @@ test('every id-taking operation of both doors, with every credential of another 
     [`mutation { changePassword(id: "${ids.user}", input: { newPassword: "hijacked password" }) { _id } }`],
     [`{ contact(id: "${ids.contact}") { _id name email } }`],
     [`mutation { updateContact(id: "${ids.contact}", input: { name: "Owned" }) { _id } }`],
+    [`mutation { updateContact(id: "${ids.leaver}", input: { subscriptions: { email: subscribed } }) { _id } }`],
     [`mutation { deleteContact(id: "${ids.contact}") { message } }`],
     [`{ group(id: "${ids.group}") { _id name contacts { edges { node { name } } } } }`],
     [`mutation { updateGroup(id: "${ids.group}", input: { name: "Owned" }) { _id } }`],
@@ -106,6 +111,7 @@ test('every id-taking operation of both doors, with every credential of another 
     [`mutation { revokeApiKey(id: "${ids.apiKey}") { _id } }`],
     [`mutation { deleteApiKey(id: "${ids.apiKey}") { message } }`],
     [`{ contacts(filter: { group: "${ids.group}" }) { totalCount edges { node { name } } } }`],
+    [`{ contacts(filter: { unsubscribed: email }) { totalCount edges { node { name } } } }`],
     [`{ messageLogs(filter: { campaignId: "${ids.campaign}" }) { totalCount } }`],
   ];
 

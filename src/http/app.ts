@@ -7,6 +7,7 @@ import type { Deps } from '../context.js';
 import { ideHandler, ideStatic } from '../graphql/ide.js';
 import { createApollo } from '../graphql/server.js';
 import { HttpError } from '../lib/errors.js';
+import { consentRouter } from '../modules/consent/routes.js';
 import { contextMiddleware } from './context.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { JSON_TYPES, otherMethods, requireJson, restRouter } from './rest.js';
@@ -44,6 +45,9 @@ export async function createApp(deps: Deps): Promise<{ app: Express; close: () =
     }),
   );
   app.use(helmet());
+  // Public unsubscribe pages: before the JSON parser and the request context, so the token is
+  // verified before any body is read and no credential is looked for.
+  app.use(consentRouter(deps));
   app.use(express.json({ limit: '15mb', type: JSON_TYPES }));
   app.use(contextMiddleware(deps));
 

@@ -18,6 +18,7 @@ export const CONTACT_KEYS = [
   'name',
   'organization',
   'phone',
+  'subscriptions',
   'tags',
   'updatedAt',
 ];

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { subscriptionsOf, type Subscriptions, type Unsubscribed } from '../consent/service.js';
 import type { Attributes } from './attributes.js';
 
 export interface ContactRow {
@@ -11,6 +12,8 @@ export interface ContactRow {
   company: string | null;
   tags: string[];
   attributes: Attributes;
+  /** The channels the contact left (consent/service.ts keeps it). */
+  unsubscribed: Unsubscribed;
   groups: string[];
   created_at: Date;
   updated_at: Date;
@@ -28,6 +31,8 @@ export interface ContactDto {
   /** Free-form key -> value data (`{}` when none). */
   attributes: Attributes;
   groups: string[];
+  /** Consent per channel. */
+  subscriptions: Subscriptions;
   /** The owning organization's id. */
   ServiceOrganization: string;
   createdAt: string;
@@ -44,6 +49,7 @@ export const toContactDto = (row: ContactRow): ContactDto => ({
   tags: row.tags,
   attributes: row.attributes,
   groups: row.groups,
+  subscriptions: subscriptionsOf(row.unsubscribed),
   ServiceOrganization: row.organization_id,
   createdAt: row.created_at.toISOString(),
   updatedAt: row.updated_at.toISOString(),
@@ -64,6 +70,7 @@ export const contactColumns = (db: Knex | Knex.Transaction, orgId: string) => [
   'contacts.company',
   'contacts.tags',
   'contacts.attributes',
+  'contacts.unsubscribed',
   'contacts.created_at',
   'contacts.updated_at',
   db.raw(`ARRAY(

@@ -3,14 +3,20 @@ import { compact, connection, pageArgs } from '../../graphql/glue.js';
 import type { GroupDto } from '../groups/dto.js';
 import * as contacts from './service.js';
 
+/** The input with its nulls read as "not given", those of `subscriptions` too (a channel left out is kept). */
+const contactInput = <T extends { subscriptions?: object | null }>(input: T) => {
+  const fields = compact(input);
+  return fields.subscriptions ? { ...fields, subscriptions: compact(fields.subscriptions) } : fields;
+};
+
 export const resolvers: Resolvers = {
   Query: {
     contacts: async (_, args, ctx) => connection(await contacts.list(ctx, compact(args.filter), pageArgs(args))),
     contact: (_, { id }, ctx) => contacts.get(ctx, undefined, { id }),
   },
   Mutation: {
-    createContact: (_, { input }, ctx) => contacts.create(ctx, compact(input), {}),
-    updateContact: (_, { id, input }, ctx) => contacts.update(ctx, compact(input), { id }),
+    createContact: (_, { input }, ctx) => contacts.create(ctx, contactInput(input), {}),
+    updateContact: (_, { id, input }, ctx) => contacts.update(ctx, contactInput(input), { id }),
     deleteContact: (_, { id }, ctx) => contacts.remove(ctx, undefined, { id }),
   },
   Contact: {

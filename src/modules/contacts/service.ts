@@ -10,11 +10,15 @@ import { isUuid } from '../../lib/ids.js';
 import { normaliseAddress } from '../../lib/addresses.js';
 import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
+import { CHANNELS } from '../../delivery/types.js';
+import { leftChannel, setSubscription, SUBSCRIPTION_STATUSES, unsubscribedOf, type SubscriptionsChange } from '../consent/service.js';
 import { attributesChange, attributesFilter, containments, gatherQueryFilters, merge, mergeProblems, type Attributes, type AttributesChange } from './attributes.js';
 import { contactColumns, toContactDto, type ContactRow } from './dto.js';
 
 const READ = { role: 'any', apiKeys: true } as const;
 const WRITE = { role: 'admin', apiKeys: true } as const;
+
+const subscriptionStatus = z.enum(SUBSCRIPTION_STATUSES).optional();
 
 const fields = {
   name: v.name(),
@@ -29,6 +33,8 @@ const fields = {
   tags: z.array(z.string().trim().min(1).max(50)).max(50),
   groups: z.array(v.id()).max(1000),
   attributes: attributesChange,
+  /** Consent per channel, set by an admin (source `api`); channels left out are kept. */
+  subscriptions: z.strictObject({ email: subscriptionStatus, sms: subscriptionStatus, whatsapp: subscriptionStatus }),
 };
 
 const createInput = z.strictObject({
@@ -40,6 +46,7 @@ const createInput = z.strictObject({
   tags: fields.tags.optional(),
   groups: fields.groups.optional(),
   attributes: fields.attributes.optional(),
+  subscriptions: fields.subscriptions.optional(),
 });
 const updateInput = createInput.partial();
 type ContactInput = z.output<typeof updateInput>;
@@ -53,6 +60,7 @@ const filterInput = z.preprocess(
     tag: z.string().trim().min(1).max(50).optional(),
     search: z.string().trim().min(1).max(100).optional(),
     attributes: attributesFilter.optional(),
+    unsubscribed: z.enum(CHANNELS).optional(),
   }),
 );
 export type ContactFilter = z.output<typeof filterInput>;
@@ -113,6 +121,15 @@ async function load(db: Knex | Knex.Transaction, orgId: string, id: string) {
   return toContactDto(row as ContactRow);
 }
 
+/** An admin's consent change, made through consent's one home for it. */
+async function setSubscriptions(trx: Knex.Transaction, orgId: string, contactId: string, change: SubscriptionsChange | undefined) {
+  const at = new Date();
+  for (const channel of CHANNELS) {
+    const status = change?.[channel];
+    if (status) await setSubscription(trx, orgId, { contactIds: [contactId] }, channel, status, 'api', at);
+  }
+}
+
 const uniqueTags = (tags: string[] | undefined) => (tags ? [...new Set(tags)] : undefined);
 
 /**
@@ -126,7 +143,7 @@ function mergedAttributes(stored: Attributes, change: AttributesChange): Attribu
   return merge(stored, change);
 }
 
-/** The newest-first list, narrowed by group membership, tag, a text search and attribute values. */
+/** The newest-first list, narrowed by group membership, tag, a text search, attribute values and a channel left. */
 export function listQuery(t: Tenant, filter: ContactFilter) {
   const q = t.scoped('contacts').select(contactColumns(t.db, t.orgId));
   if (filter.group) {
@@ -144,6 +161,7 @@ export function listQuery(t: Tenant, filter: ContactFilter) {
   for (const oneOf of containments(filter.attributes ?? {})) {
     q.where((w) => oneOf.forEach((json) => w.orWhereRaw('contacts.attributes @> ?::jsonb', [json])));
   }
+  if (filter.unsubscribed) q.whereRaw(leftChannel(filter.unsubscribed));
   return q;
 }
 
@@ -187,6 +205,7 @@ export const create = operation({
           company: input.organization ?? null,
           tags: uniqueTags(input.tags) ?? [],
           attributes: JSON.stringify(merge({}, input.attributes ?? {})),
+          unsubscribed: JSON.stringify(unsubscribedOf(input.subscriptions, 'api')),
         })
         .returning('*')) as Omit<ContactRow, 'groups'>[];
       await addGroups(db, ctx.caller.orgId, row!.id, groups);
@@ -241,6 +260,7 @@ export const update = operation({
           updated_at: nowMs(ctx.db),
         });
       if (input.groups) await setGroups(trx, ctx.caller.orgId, id, input.groups);
+      await setSubscriptions(trx, ctx.caller.orgId, id, input.subscriptions);
       return load(trx, ctx.caller.orgId, id);
     });
   },

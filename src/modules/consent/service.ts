@@ -1,0 +1,191 @@
+import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
+import { nowMs, type Db } from '../../db/database.js';
+import { tenant } from '../../db/tenant.js';
+import { CHANNELS, type Channel } from '../../delivery/types.js';
+import { isUuid } from '../../lib/ids.js';
+import type { UnsubscribeRef } from './tokens.js';
+
+/**
+ * Consent (platform.md, "Consent"): the one home of a contact's subscription per channel and of
+ * every change to it, whoever makes it (an admin through the API, the contact through an
+ * unsubscribe link or a reply). Stored in `contacts.unsubscribed`, one entry per channel left,
+ * `{ "<channel>": { "at": <ISO time>, "source": <how> } }`; a channel without one is subscribed.
+ *
+ * Every statement filters `organization_id` by a constant and uses immutable operators only (the
+ * JSON is built here, not by the database), so it runs on Citus routed to the organization's shard.
+ */
+
+export type ConsentSource = 'link' | 'one-click' | 'reply' | 'api' | 'import' | 'console';
+
+export type SubscriptionStatus = 'subscribed' | 'unsubscribed';
+export const SUBSCRIPTION_STATUSES = ['subscribed', 'unsubscribed'] as const;
+
+/** One channel a contact left, as stored. */
+export interface LeftChannel {
+  at: string;
+  source: ConsentSource;
+}
+
+/** `contacts.unsubscribed`. */
+export type Unsubscribed = Partial<Record<Channel, LeftChannel>>;
+
+/** One channel's consent as the API shows it. */
+export interface ChannelSubscription {
+  status: SubscriptionStatus;
+  unsubscribedAt: string | null;
+  source: ConsentSource | null;
+}
+
+export type Subscriptions = Record<Channel, ChannelSubscription>;
+
+/** Consent to set, per channel; channels left out are kept. */
+export type SubscriptionsChange = Partial<Record<Channel, SubscriptionStatus>>;
+
+/** Whose consent changes: these contacts, or every contact with the address Herald sends to. */
+export type Recipients = { contactIds: string[] } | { address: string };
+
+type Conn = Db | Knex.Transaction;
+/** Narrows a contacts query to the recipients concerned. */
+type Match = (q: Knex.QueryBuilder) => Knex.QueryBuilder;
+
+const leftEntry = (source: ConsentSource, at: Date): LeftChannel => ({ at: at.toISOString(), source });
+
+/** The API shape of a stored `unsubscribed`. */
+export function subscriptionsOf(unsubscribed: Unsubscribed | null | undefined): Subscriptions {
+  const one = (channel: Channel): ChannelSubscription => {
+    const left = unsubscribed?.[channel];
+    return left ? { status: 'unsubscribed', unsubscribedAt: left.at, source: left.source } : { status: 'subscribed', unsubscribedAt: null, source: null };
+  };
+  return { email: one('email'), sms: one('sms'), whatsapp: one('whatsapp') };
+}
+
+/** The `unsubscribed` of a new contact given `change` (a new contact is subscribed to every channel otherwise). */
+export function unsubscribedOf(change: SubscriptionsChange | undefined, source: ConsentSource, at = new Date()): Unsubscribed {
+  return Object.fromEntries(CHANNELS.filter((c) => change?.[c] === 'unsubscribed').map((c) => [c, leftEntry(source, at)]));
+}
+
+/** A channel's key as SQL text, checked against the known channels. */
+function channelKey(channel: Channel): string {
+  if (!CHANNELS.includes(channel)) throw new Error(`unknown channel ${String(channel)}`);
+  return `'${channel}'`;
+}
+
+/**
+ * "The contact left this channel", as knex SQL (the `?` operator escaped). The second test is the
+ * partial indexes' predicate, written as they are, so the planner can prove it and read those few
+ * contacts from the index. The first says the same with the key-exists operator: without
+ * statistics for the predicate the planner takes it to hold for nearly every contact, and would
+ * walk the whole organization in list order; the operator's estimate is a small share.
+ */
+export const leftChannel = (channel: Channel) => `contacts.unsubscribed \\? ${channelKey(channel)} AND (contacts.unsubscribed -> ${channelKey(channel)}) IS NOT NULL`;
+const stillIn = (channel: Channel) => `(contacts.unsubscribed -> ${channelKey(channel)}) IS NULL`;
+
+/** An address as Herald sends to it: email lower-case, phone in E.164 as given. */
+const addressKey = (channel: Channel, address: string) => (channel === 'email' ? address.trim().toLowerCase() : address.trim());
+
+/** The contacts with that address (through the organization's address indexes). */
+function withAddress(channel: Channel, address: string): Match {
+  return (q) => (channel === 'email' ? q.whereRaw('lower(contacts.email) = ?', [address]) : q.where('contacts.phone', address));
+}
+
+/**
+ * The matching contacts that are still in the channel leave it with `entry`; returns how many.
+ * Those that already left keep their first `at` and `source`.
+ */
+async function leaveChannel(db: Conn, { orgId, match, channel, entry }: { orgId: string; match: Match; channel: Channel; entry: LeftChannel }): Promise<number> {
+  return tenant(db, orgId)
+    .scoped('contacts')
+    .modify(match)
+    .whereRaw(stillIn(channel))
+    .update({ unsubscribed: db.raw('contacts.unsubscribed || ?::jsonb', [JSON.stringify({ [channel]: entry })]), updated_at: nowMs(db) });
+}
+
+/** The matching contacts that left the channel are back in it (their entry removed); returns how many. */
+async function rejoinChannel(db: Conn, { orgId, match, channel }: { orgId: string; match: Match; channel: Channel }): Promise<number> {
+  return tenant(db, orgId)
+    .scoped('contacts')
+    .modify(match)
+    .whereRaw(leftChannel(channel))
+    .update({ unsubscribed: db.raw('contacts.unsubscribed - ?::text', [channel]), updated_at: nowMs(db) });
+}
+
+const changeConsent = (db: Conn, orgId: string, match: Match, channel: Channel, status: SubscriptionStatus, source: ConsentSource, at: Date) =>
+  status === 'unsubscribed' ? leaveChannel(db, { orgId, match, channel, entry: leftEntry(source, at) }) : rejoinChannel(db, { orgId, match, channel });
+
+/** A transaction-scoped advisory lock key for an address of an organization (64 bits of a hash). */
+const addressLock = (orgId: string, address: string) => createHash('sha256').update(`consent:${orgId}:${address}`).digest().readBigInt64BE(0).toString();
+
+/**
+ * Sets the consent of these contacts, or of every contact of the organization with this address,
+ * for one channel; returns how many contacts changed. Repeating it is harmless. Unsubscribing an
+ * address no contact has creates a contact holding it (named by it), so campaigns' suppression
+ * finds it.
+ */
+export async function setSubscription(
+  db: Conn,
+  orgId: string,
+  who: Recipients,
+  channel: Channel,
+  status: SubscriptionStatus,
+  source: ConsentSource,
+  at: Date = new Date(),
+): Promise<number> {
+  if ('contactIds' in who) {
+    const ids = [...new Set(who.contactIds.map((id) => id.toLowerCase()))].filter(isUuid);
+    if (!ids.length) return 0;
+    return changeConsent(db, orgId, (q) => q.whereIn('contacts.id', ids), channel, status, source, at);
+  }
+  const address = addressKey(channel, who.address);
+  if (!address) return 0;
+  const match = withAddress(channel, address);
+  if (status === 'subscribed') return changeConsent(db, orgId, match, channel, status, source, at);
+  // The lock keeps two clicks at once from creating the address's contact twice.
+  return db.transaction(async (trx) => {
+    await trx.raw('SELECT pg_advisory_xact_lock(?::bigint)', [addressLock(orgId, address)]);
+    const changed = await changeConsent(trx, orgId, match, channel, status, source, at);
+    if (changed) return changed;
+    if (await tenant(trx, orgId).scoped('contacts').modify(match).first('contacts.id')) return 0;
+    await trx('contacts').insert({
+      organization_id: orgId,
+      // Contact names are at most 100 characters; an email may be longer.
+      name: address.slice(0, 100),
+      email: channel === 'email' ? address : null,
+      phone: channel === 'email' ? null : address,
+      unsubscribed: JSON.stringify(unsubscribedOf({ [channel]: 'unsubscribed' }, source, at)),
+    });
+    return 1;
+  });
+}
+
+/** What an unsubscribe link's page says. */
+export interface LinkState {
+  organization: string;
+  channel: Channel;
+  /** The recipient has already left the channel. */
+  unsubscribed: boolean;
+}
+
+const organizationName = async (db: Conn, orgId: string) => ((await db('organizations').where('id', orgId).first('name')) as { name: string } | undefined)?.name;
+
+/** Whether the recipient a link names has left its channel; null when its organization is gone. Changes nothing. */
+export async function linkState(db: Conn, ref: UnsubscribeRef): Promise<LinkState | null> {
+  const organization = await organizationName(db, ref.orgId);
+  if (organization === undefined) return null;
+  const contacts = tenant(db, ref.orgId).scoped('contacts').whereRaw(leftChannel(ref.channel));
+  if (ref.contactId !== undefined) contacts.where('contacts.id', ref.contactId);
+  else contacts.modify(withAddress(ref.channel, addressKey(ref.channel, ref.address)));
+  return { organization, channel: ref.channel, unsubscribed: !!(await contacts.first('contacts.id')) };
+}
+
+/**
+ * The recipient a link names leaves its channel (`link`: the page's button; `one-click`: a mail
+ * client's RFC 8058 POST). A contact deleted since changes nothing. Null when the organization is gone.
+ */
+export async function unsubscribeThroughLink(db: Conn, ref: UnsubscribeRef, source: 'link' | 'one-click'): Promise<LinkState | null> {
+  const organization = await organizationName(db, ref.orgId);
+  if (organization === undefined) return null;
+  const who: Recipients = ref.contactId !== undefined ? { contactIds: [ref.contactId] } : { address: ref.address };
+  await setSubscription(db, ref.orgId, who, ref.channel, 'unsubscribed', source);
+  return { organization, channel: ref.channel, unsubscribed: true };
+}
