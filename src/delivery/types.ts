@@ -10,7 +10,7 @@ export interface Attachment {
   contentType: string;
 }
 
-/** What is sent: the same content to every target of one call. */
+/** What is sent: the content shared by every target of one call (a target may carry its own, `TargetContent`). */
 export interface OutboundMessage {
   channel: Channel;
   orgId: string;
@@ -21,12 +21,26 @@ export interface OutboundMessage {
   attachments?: Attachment[];
 }
 
+/** A recipient's own message (personalised), replacing the shared one where set. */
+export interface TargetContent {
+  subject?: string;
+  body?: string;
+  /** Email headers, such as `List-Unsubscribe`. */
+  headers?: Record<string, string>;
+}
+
 export interface DeliveryTarget {
   /** E.164 phone (`+254712345678`) for sms/whatsapp, a lower-case address for email. */
   readonly recipient: string;
   /** Stable per-recipient id (UUID-shaped), passed to providers that deduplicate on a client id. */
   readonly clientId: string;
+  /** Set when this recipient's message is its own. */
+  readonly content?: TargetContent;
 }
+
+/** What one target is sent: its own content where it has one, else the shared message's. */
+export const bodyOf = (message: OutboundMessage, target: DeliveryTarget) => target.content?.body ?? message.body;
+export const subjectOf = (message: OutboundMessage, target: DeliveryTarget) => target.content?.subject ?? message.subject;
 
 /**
  * A recipient at a position of a message log. Its id for providers that deduplicate is the log's id
@@ -38,6 +52,7 @@ export class LogTarget implements DeliveryTarget {
     readonly recipient: string,
     private readonly logId: string,
     private readonly position: number,
+    readonly content?: TargetContent,
   ) {}
 
   get clientId(): string {

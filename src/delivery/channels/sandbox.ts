@@ -1,6 +1,6 @@
 import { textArrayLiteral } from '../../db/arrays.js';
 import type { Db } from '../../db/database.js';
-import type { Channel, ChannelAdapter, DeliveryResult, DeliveryTarget, OutboundMessage } from '../types.js';
+import { bodyOf, subjectOf, type Channel, type ChannelAdapter, type DeliveryResult, type DeliveryTarget, type OutboundMessage } from '../types.js';
 
 export const SANDBOX_FAILURE = 'Sandbox: delivery to a reserved failing address';
 
@@ -21,9 +21,11 @@ export function createSandboxAdapter(db: Db, channel: Channel, latencyMs = 0): C
       const results: DeliveryResult[] = new Array(n);
       const recipients: string[] = new Array(n);
       let failures = 0;
+      let personal = false;
       for (let i = 0; i < n; i++) {
         const recipient = targets[i]!.recipient;
         recipients[i] = recipient;
+        if (targets[i]!.content) personal = true;
         if (!isReservedFailure(channel, recipient)) results[i] = { recipient, ok: true, network: 'sandbox' };
         else {
           failures++;
@@ -38,11 +40,15 @@ export function createSandboxAdapter(db: Db, channel: Channel, latencyMs = 0): C
         size: Buffer.from(a.content, 'base64').length,
       }));
       await db.raw(
-        `INSERT INTO sandbox_sends (organization_id, channel, subject, body, attachments, recipients, errors)
-         VALUES (?, ?, ?, ?, ?::jsonb, ?::text[], ?::text[])`,
+        `INSERT INTO sandbox_sends (organization_id, channel, subject, body, attachments, recipients, errors, bodies, subjects, headers)
+         VALUES (?, ?, ?, ?, ?::jsonb, ?::text[], ?::text[], ?::text[], ?::text[], ?::jsonb)`,
         [
           message.orgId, channel, message.subject ?? null, message.body, JSON.stringify(attachments),
           textArrayLiteral(recipients), textArrayLiteral(failures ? results.map((r) => r.error ?? null) : []),
+          // A recipient's own text and headers only when some recipient has them.
+          textArrayLiteral(personal ? targets.map((t) => bodyOf(message, t)) : []),
+          textArrayLiteral(personal && message.subject !== undefined ? targets.map((t) => subjectOf(message, t) ?? null) : []),
+          JSON.stringify(personal ? targets.map((t) => t.content?.headers ?? {}) : []),
         ],
       );
       return results;

@@ -1,7 +1,7 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { StoredCredentials } from '../credentials.js';
 import { createProviderPool, HttpTransportError, postJsonText, type HttpResponse } from '../http-client.js';
-import type { ChannelAdapter, DeliveryResult, DeliveryTarget, OutboundMessage } from '../types.js';
+import { bodyOf, type ChannelAdapter, type DeliveryResult, type DeliveryTarget, type OutboundMessage } from '../types.js';
 
 export interface SmsGatewayOptions {
   /** The gateway's base URL (`SMS_API_URL`), without the `/api/services/...` path. */
@@ -117,17 +117,20 @@ export function createSmsGatewayAdapter(options: SmsGatewayOptions): ChannelAdap
 
       const queue = queueFor(partnerID, apikey);
       if (targets.length === 1) {
-        const body = JSON.stringify({ apikey, partnerID, message: message.body, shortcode, mobile: toMobile(targets[0]!.recipient) });
+        const body = JSON.stringify({ apikey, partnerID, message: bodyOf(message, targets[0]!), shortcode, mobile: toMobile(targets[0]!.recipient) });
         return queue(() => call('/api/services/sendsms/', body, targets, null));
       }
-      // Every message of a send shares all fields but its id and number: they are serialised once,
-      // and each message's JSON is its two own fields followed by the shared ones.
-      const shared = JSON.stringify({ partnerID, apikey, pass_type: 'plain', message: message.body, shortcode }).slice(1);
+      // Every message of a send shares all fields but its id and number (and, personalised, its
+      // text): they are serialised once, and each message's JSON is its own fields followed by the
+      // shared ones.
+      const personal = targets.some((t) => t.content?.body !== undefined);
+      const shared = JSON.stringify({ partnerID, apikey, pass_type: 'plain', ...(personal ? {} : { message: message.body }), shortcode }).slice(1);
       const calls: Promise<DeliveryResult[]>[] = [];
       for (let i = 0; i < targets.length; i += SMS_BULK_LIMIT) {
         const chunk = targets.slice(i, i + SMS_BULK_LIMIT);
         const clientIds = chunk.map((t) => t.clientId);
-        const smslist = chunk.map((t, j) => `{"clientsmsid":${JSON.stringify(clientIds[j])},"mobile":${JSON.stringify(toMobile(t.recipient))},${shared}`);
+        const own = (t: DeliveryTarget) => (personal ? `"message":${JSON.stringify(bodyOf(message, t))},` : '');
+        const smslist = chunk.map((t, j) => `{"clientsmsid":${JSON.stringify(clientIds[j])},"mobile":${JSON.stringify(toMobile(t.recipient))},${own(t)}${shared}`);
         const body = `{"count":${chunk.length},"smslist":[${smslist.join(',')}]}`;
         calls.push(queue(() => call('/api/services/sendbulk/', body, chunk, clientIds)));
       }

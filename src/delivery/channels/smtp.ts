@@ -6,7 +6,7 @@ import nodemailer from 'nodemailer';
 import type SMTPConnection from 'nodemailer/lib/smtp-connection';
 import pMap from 'p-map';
 import { emailSecure, type EmailSecure, type StoredCredentials } from '../credentials.js';
-import type { ChannelAdapter, DeliveryResult, DeliveryTarget, OutboundMessage } from '../types.js';
+import { subjectOf, type ChannelAdapter, type DeliveryResult, type DeliveryTarget, type OutboundMessage } from '../types.js';
 
 export interface SmtpAdapterOptions {
   /** Limit for connecting and the greeting; a whole message (queueing included) gets twice this. */
@@ -108,7 +108,8 @@ export function createSmtpAdapter(options: SmtpAdapterOptions): ChannelAdapter {
 
       const secure = credentials.email_secure ?? (options.allowInsecure ? 'none' : emailSecure(credentials));
       const pool = acquire(host, port, secure, credentials);
-      const content = isMarkup(message.body) ? { html: message.body, text: htmlToText(message.body) } : { text: message.body };
+      const contentOf = (body: string) => (isMarkup(body) ? { html: body, text: htmlToText(body) } : { text: body });
+      const shared = contentOf(message.body);
       const attachments = message.attachments?.map((a) => ({ filename: a.filename, content: a.content, contentType: a.contentType, encoding: 'base64' }));
       pool.inFlight += 1;
       // A failure of the connection's set-up (TLS, AUTH) would meet every recipient alike: after the
@@ -124,8 +125,9 @@ export function createSmtpAdapter(options: SmtpAdapterOptions): ChannelAdapter {
               const info = await pool.transport.sendMail({
                 from: { name: message.fromName, address: credentials.email_from! },
                 to: target.recipient,
-                subject: message.subject ?? '',
-                ...content,
+                subject: subjectOf(message, target) ?? '',
+                ...(target.content?.body === undefined ? shared : contentOf(target.content.body)),
+                headers: target.content?.headers,
                 attachments,
                 // Socket timeouts reset on every byte; a server trickling replies needs a hard stop.
                 signal: AbortSignal.timeout(options.timeoutMs * 2),

@@ -1,7 +1,7 @@
 import pMap from 'p-map';
 import type { StoredCredentials } from '../credentials.js';
 import { createProviderPool, HttpTransportError, postJson, type HttpResponse } from '../http-client.js';
-import type { ChannelAdapter, DeliveryResult, DeliveryTarget, OutboundMessage } from '../types.js';
+import { bodyOf, type ChannelAdapter, type DeliveryResult, type DeliveryTarget, type OutboundMessage } from '../types.js';
 
 export interface WhatsAppCloudOptions {
   /** `WHATSAPP_API_URL`: the Graph API host with its version path, e.g. `https://graph.facebook.com/v21.0`. */
@@ -81,7 +81,7 @@ export function createWhatsAppCloudAdapter(options: WhatsAppCloudOptions): Chann
         return targets.map((t) => ({ recipient: t.recipient, ok: false, error: 'WhatsApp: missing credentials', retryable: false, network: NETWORK }));
       }
       const url = `${base}/${encodeURIComponent(phoneNumberId)}/messages`;
-      return pMap(targets, (target) => sendOne(message.body, target, url, token), { concurrency });
+      return pMap(targets, (target) => sendOne(bodyOf(message, target), target, url, token), { concurrency });
     },
     close: () => pool.close(),
   };

@@ -11,6 +11,8 @@ export interface OutboxMessageDto {
   subject: string | null;
   body: string;
   attachments: { filename: string; contentType: string; size: number }[];
+  /** Email headers Herald added for this recipient, such as `List-Unsubscribe` (`{}` when none). */
+  headers: Record<string, string>;
   status: 'success' | 'failed';
   error: string | null;
   createdAt: string;
@@ -26,6 +28,7 @@ const toDto = (row: OutboxRow): OutboxMessageDto => ({
   subject: row.subject,
   body: row.body,
   attachments: row.attachments,
+  headers: row.headers,
   status: row.status,
   error: row.error,
   createdAt: row.created_at.toISOString(),
