@@ -2,6 +2,7 @@ import * as apiKeys from '../modules/api-keys/service.js';
 import * as auth from '../modules/auth/service.js';
 import * as campaigns from '../modules/campaigns/service.js';
 import { campaignDetail, canceledCampaign, launchedCampaign, listedCampaign } from '../modules/campaigns/dto.js';
+import * as campaignDryRun from '../modules/campaigns/dry-run.js';
 import * as contacts from '../modules/contacts/service.js';
 import * as groups from '../modules/groups/service.js';
 import * as messageLogs from '../modules/message-logs/service.js';
@@ -57,6 +58,8 @@ export const routes: Route[] = [
   { method: 'put', path: '/campaigns/:id', op: campaigns.update },
   { method: 'post', path: '/campaigns/:id/launch', op: campaigns.launch, input: none, view: launchedCampaign },
   { method: 'post', path: '/campaigns/:id/cancel', op: campaigns.cancel, input: none, view: canceledCampaign },
+  { method: 'post', path: '/campaigns/:id/preview', op: campaignDryRun.preview },
+  { method: 'get', path: '/campaigns/:id/estimate', op: campaignDryRun.estimate, input: none },
 
   { method: 'post', path: '/notifications/send', op: notifications.send },
   { method: 'post', path: '/notifications/send-to-all', op: notifications.sendToAll },

@@ -51,6 +51,17 @@ export interface CompiledTemplate {
   readonly parsed: Template[] | null;
 }
 
+/** The top-level variables a compiled template reads (`contact`, `unsubscribe_url`, ...); none for plain text. */
+export function variablesRead(template: CompiledTemplate): Set<string> {
+  return new Set(template.parsed ? engine.globalVariablesSync(template.parsed) : []);
+}
+
+/** The variable paths a compiled template reads (`['contact', 'attributes', 'plan']`, ...). */
+export function pathsRead(template: CompiledTemplate): string[][] {
+  if (!template.parsed) return [];
+  return engine.globalVariableSegmentsSync(template.parsed).map((segments) => segments.map(String));
+}
+
 /** Where and why a template does not parse. */
 export class TemplateSyntaxError extends Error {
   constructor(

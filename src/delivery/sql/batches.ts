@@ -52,6 +52,18 @@ export const claimBatches = statement<
      LEFT JOIN claimed ON true`,
 );
 
+/**
+ * Adds to what claimed batches hold, when their rendered messages cost more than was reserved for
+ * them (personalised SMS needing more segments): in the transaction that reserves the sum.
+ */
+export const holdMore = statement<Omit<ChunkKey, 'first' | 'last'> & { batches: string }>(
+  'herald_batches_hold_more',
+  `WITH v AS (SELECT * FROM json_to_recordset(:batches::json) AS t(batch_no int, extra numeric))
+   UPDATE campaign_batches b SET reserved = b.reserved + v.extra
+   FROM v
+   WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel AND b.batch_no = v.batch_no AND b.status = 'sending'`,
+);
+
 /** Extends the lease of batches this worker is still sending. */
 export const renewBatchLease = statement<Omit<ChunkKey, 'first' | 'last'> & { batchNos: number[] }>(
   'herald_batches_renew_lease',
@@ -69,17 +81,18 @@ export const renewBatchLease = statement<Omit<ChunkKey, 'first' | 'last'> & { ba
 export const settleBatches = statement<
   Omit<ChunkKey, 'first' | 'last'> & {
     senderUserId: string | null;
-    preview: string;
-    length: number;
-    unitCost: number;
-    /** `jsonRows` of `{ batch_no, log_id, recipients (JSON text; null: every recipient succeeded), sent, failed, cost, network }`. */
+    /**
+     * `jsonRows` of `{ batch_no, log_id, recipients (JSON text; null: every recipient succeeded), sent, failed, cost, network,
+     * preview, length, unit_cost }` (the last three: the log's message, per batch as a personalised one differs).
+     */
     batches: string;
   },
   { refund: number }
 >(
   'herald_batches_settle',
   `WITH v AS (SELECT * FROM json_to_recordset(:batches::json)
-                AS t(batch_no int, log_id uuid, recipients json, sent int, failed int, cost numeric, network text)),
+                AS t(batch_no int, log_id uuid, recipients json, sent int, failed int, cost numeric, network text,
+                      preview text, length int, unit_cost numeric)),
         settled AS (
           UPDATE campaign_batches b SET status = 'settled', sent = v.sent, failed = v.failed, settled_at = now()
           FROM v
@@ -87,13 +100,14 @@ export const settleBatches = statement<
             AND b.batch_no = v.batch_no AND b.status = 'sending'
           -- Columns only (Citus runs no function that is not immutable in RETURNING): the log's
           -- recipients are worked out where it is written.
-          RETURNING v.log_id, v.sent, v.failed, v.cost, v.network, b.reserved - v.cost AS refund, v.recipients, b.addresses),
+          RETURNING v.log_id, v.sent, v.failed, v.cost, v.network, b.reserved - v.cost AS refund, v.recipients, b.addresses,
+                    v.preview, v.length, v.unit_cost),
         logged AS (
           INSERT INTO message_logs AS m (organization_id, id, channel, sender_user_id, campaign_id, network, recipients, pending_count,
                                          success_count, failed_count, message_preview, message_length, unit_cost, reserved, cost, settled_at,
                                          updated_at)
           SELECT :orgId, s.log_id, :channel, :senderUserId::uuid, :campaignId, s.network, coalesce(s.recipients, ${allSucceededSql('s.addresses')}),
-                 0, s.sent, s.failed, :preview, :length::int, :unitCost::numeric, s.cost, s.cost, now(), date_trunc('milliseconds', now())
+                 0, s.sent, s.failed, s.preview, s.length, s.unit_cost, s.cost, s.cost, now(), date_trunc('milliseconds', now())
           FROM settled s
           -- A log claimed before batches were kept per batch row is settled in place (from EXCLUDED
           -- only: Citus calls no function that is not immutable in ON CONFLICT DO UPDATE).

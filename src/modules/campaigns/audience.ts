@@ -3,64 +3,134 @@ import { MAX_LOG_RECIPIENTS } from '../../delivery/log-recipients.js';
 import type { Channel } from '../../delivery/types.js';
 import type { CampaignRow } from './dto.js';
 
-
-/** Where a contact's address for each channel is; the phone and lower(email) indexes serve these in order. */
-const ADDRESS: Record<Channel, { expr: string; present: string }> = {
-  sms: { expr: 'c.phone', present: 'c.phone IS NOT NULL' },
-  whatsapp: { expr: 'c.phone', present: 'c.phone IS NOT NULL' },
-  email: { expr: 'lower(c.email)', present: 'c.email IS NOT NULL' },
+/**
+ * Where a contact's address for each channel is; the phone and lower(email) indexes serve these in
+ * order. `left` is "this contact left the channel" (consent), written as the partial indexes of
+ * those contacts are (see consent/service.ts `leftChannel`), so the few of them are read from there.
+ */
+const ADDRESS: Record<Channel, { expr: (alias: string) => string; present: (alias: string) => string; left: (alias: string) => string }> = {
+  sms: {
+    expr: (a) => `${a}.phone`,
+    present: (a) => `${a}.phone IS NOT NULL`,
+    left: (a) => `${a}.unsubscribed ? 'sms' AND (${a}.unsubscribed -> 'sms') IS NOT NULL`,
+  },
+  whatsapp: {
+    expr: (a) => `${a}.phone`,
+    present: (a) => `${a}.phone IS NOT NULL`,
+    left: (a) => `${a}.unsubscribed ? 'whatsapp' AND (${a}.unsubscribed -> 'whatsapp') IS NOT NULL`,
+  },
+  email: {
+    expr: (a) => `lower(${a}.email)`,
+    present: (a) => `${a}.email IS NOT NULL`,
+    left: (a) => `${a}.unsubscribed ? 'email' AND (${a}.unsubscribed -> 'email') IS NOT NULL`,
+  },
 };
 
 export interface Audience {
   /** Recipients per channel. */
   counts: Partial<Record<Channel, number>>;
+  /** Addresses left out per channel because a contact with them unsubscribed from it. */
+  suppressed: Partial<Record<Channel, number>>;
   /** What the batches cost at the channels' unit costs (each batch's cost rounded to the cent). */
   cost: number;
 }
 
+interface Sql {
+  sql: string;
+  bindings: Knex.Value[];
+}
+
+const manualOf = (campaign: CampaignRow, channel: Channel) => campaign.manual_recipients.filter((r) => (channel === 'email') === r.includes('@'));
+
+/** "The contact `c` is one the campaign names" (all, chosen, or members of its groups), as SQL. */
+function chosen(campaign: CampaignRow, alias: string): Sql {
+  if (campaign.recipient_type === 'all') return { sql: '', bindings: [] };
+  return {
+    sql: `AND (${alias}.id = ANY(?::uuid[]) OR EXISTS (
+            SELECT 1 FROM contact_groups cg
+            WHERE cg.organization_id = ? AND cg.contact_id = ${alias}.id AND cg.group_id = ANY(?::uuid[])))`,
+    bindings: [campaign.selected_contacts, campaign.organization_id, campaign.selected_groups],
+  };
+}
+
+/** The `?` of knex raw SQL is a binding: the key-exists operator is escaped. */
+const escapeExists = (sql: string) => sql.replace(/ \? '/g, " \\? '");
+
 /**
- * Materialises a campaign's audience in one INSERT ... SELECT, as batches: the contacts it names
- * (all, chosen, or members of its groups) with an address for each channel, plus its manual
- * addresses, deduplicated per channel, numbered and cut into rows of at most 100
- * addresses (`campaign_batches`, one per channel and batch). Each batch is written holding the
- * credits it costs (`units`, per channel): the caller reserves their sum, or releases the batches'.
+ * The distinct addresses a campaign sends to on one channel: those of the contacts it names, then
+ * the manual addresses none of those contacts has, less every address of a contact that left the
+ * channel. Contact addresses come in the order of the channel's (organization, address) index, so
+ * deduplicating them needs no hash or sort; the two parts are disjoint, so nothing deduplicates
+ * across them. Every subquery filters its tables by the organization itself, not only through
+ * correlation with an outer row: on Citus the whole SELECT is one organization's, run on its shard.
+ */
+export function audienceAddresses(campaign: CampaignRow, channel: Channel): Sql {
+  const orgId = campaign.organization_id;
+  const { expr, present, left } = ADDRESS[channel];
+  const inChosen = chosen(campaign, 'c');
+  const notLeft = (address: string) => `NOT EXISTS (SELECT 1 FROM contacts u WHERE u.organization_id = ? AND ${expr('u')} = ${address} AND ${escapeExists(left('u'))})`;
+  const bindings: Knex.Value[] = [orgId, ...inChosen.bindings, orgId];
+  const parts = [
+    `(SELECT DISTINCT ${expr('c')} AS address FROM contacts c
+      WHERE c.organization_id = ? AND ${present('c')} ${inChosen.sql} AND ${notLeft(expr('c'))} ORDER BY 1)`,
+  ];
+  const manual = manualOf(campaign, channel);
+  if (manual.length) {
+    bindings.push(manual, orgId, ...inChosen.bindings, orgId);
+    parts.push(`(SELECT DISTINCT m.address FROM unnest(?::text[]) AS m(address)
+       WHERE NOT EXISTS (SELECT 1 FROM contacts c WHERE c.organization_id = ? AND ${expr('c')} = m.address AND ${present('c')} ${inChosen.sql})
+         AND ${notLeft('m.address')})`);
+  }
+  return { sql: parts.join(' UNION ALL '), bindings };
+}
+
+/**
+ * How many of the addresses a campaign names on one channel are left out because a contact with
+ * the address unsubscribed from it: read from the few contacts that left (their partial index),
+ * each checked against the campaign's choice.
+ */
+export function suppressedAddresses(campaign: CampaignRow, channel: Channel): Sql {
+  const orgId = campaign.organization_id;
+  const { expr, present, left } = ADDRESS[channel];
+  const everyone = campaign.recipient_type === 'all';
+  const inChosen = chosen(campaign, 'c');
+  const named = everyone
+    ? 'true'
+    : `(${expr('u')} = ANY(?::text[]) OR EXISTS (SELECT 1 FROM contacts c WHERE c.organization_id = ? AND ${expr('c')} = ${expr('u')} ${inChosen.sql}))`;
+  const bindings: Knex.Value[] = [orgId, ...(everyone ? [] : [manualOf(campaign, channel), orgId, ...inChosen.bindings])];
+  return {
+    sql: `SELECT count(DISTINCT ${expr('u')})::int AS n FROM contacts u WHERE u.organization_id = ? AND ${present('u')} AND ${escapeExists(left('u'))} AND ${named}`,
+    bindings,
+  };
+}
+
+/** The suppressed count of each of the campaign's channels, in one statement. */
+export async function suppressedCounts(db: Knex | Knex.Transaction, campaign: CampaignRow): Promise<Partial<Record<Channel, number>>> {
+  const parts = campaign.channels.map((channel) => suppressedAddresses(campaign, channel));
+  const result = await db.raw(
+    `SELECT ${parts.map((p, i) => `(${p.sql}) AS c${i}`).join(', ')}`,
+    parts.flatMap((p) => p.bindings),
+  );
+  const row = result.rows[0] as Record<string, number>;
+  return Object.fromEntries(campaign.channels.map((channel, i) => [channel, row[`c${i}`] ?? 0]));
+}
+
+/**
+ * Materialises a campaign's audience in one INSERT ... SELECT, as batches: its addresses per
+ * channel (`audienceAddresses`), numbered and cut into rows of at most 100 addresses
+ * (`campaign_batches`, one per channel and batch). Each batch is written holding the credits it
+ * costs (`units`, per channel): the caller reserves their sum, or releases the batches'.
  */
 export async function materialiseAudience(trx: Knex.Transaction, campaign: CampaignRow, units: Partial<Record<Channel, number>>): Promise<Audience> {
-  const orgId = campaign.organization_id;
-  const everyone = campaign.recipient_type === 'all';
-  const manual: Record<Channel, string[]> = {
-    email: campaign.manual_recipients.filter((r) => r.includes('@')),
-    sms: campaign.manual_recipients.filter((r) => !r.includes('@')),
-    whatsapp: campaign.manual_recipients.filter((r) => !r.includes('@')),
-  };
-  // One numbered audience per channel: the distinct contact addresses, read in the order of the
-  // channel's (organization, address) index so that deduplicating them needs no hash or sort, then
-  // the manual addresses that none of those contacts has. The two parts are disjoint, so nothing
-  // deduplicates across them; a batch is any 100 of the numbered addresses. For `all` the contacts
-  // filter is left out altogether. Every subquery filters its tables by the organization itself,
-  // not only through correlation with an outer row: on Citus the whole SELECT is then one
-  // organization's, run on its shard.
   const bindings: Knex.Value[] = [];
   const perChannel = campaign.channels.map((channel) => {
-    const { expr, present } = ADDRESS[channel];
-    const chosen = everyone
-      ? ''
-      : `AND (c.id = ANY(?::uuid[]) OR EXISTS (
-           SELECT 1 FROM contact_groups cg
-           WHERE cg.organization_id = ? AND cg.contact_id = c.id AND cg.group_id = ANY(?::uuid[])))`;
-    const chosenBindings = everyone ? [] : [campaign.selected_contacts, orgId, campaign.selected_groups];
-    bindings.push(channel, units[channel] ?? 0, orgId, ...chosenBindings);
-    const parts = [`(SELECT DISTINCT ${expr} AS address FROM contacts c WHERE c.organization_id = ? AND ${present} ${chosen} ORDER BY 1)`];
-    if (manual[channel].length) {
-      bindings.push(manual[channel], orgId, ...chosenBindings);
-      parts.push(`(SELECT DISTINCT m.address FROM unnest(?::text[]) AS m(address)
-         WHERE NOT EXISTS (SELECT 1 FROM contacts c WHERE c.organization_id = ? AND ${expr} = m.address AND ${present} ${chosen}))`);
-    }
+    const addresses = audienceAddresses(campaign, channel);
+    bindings.push(channel, units[channel] ?? 0, ...addresses.bindings);
     // Grouped per channel on the batch number alone: hashing one integer per address, not the
     // channel and unit as well, was a fifth of the statement.
     return `
       SELECT ?::text AS channel, ?::numeric AS unit, b, array_agg(address) AS addresses, count(*) AS n
-      FROM (SELECT address, (row_number() OVER () - 1) / ${MAX_LOG_RECIPIENTS} AS b FROM (${parts.join(' UNION ALL ')}) distinct_addresses) numbered
+      FROM (SELECT address, (row_number() OVER () - 1) / ${MAX_LOG_RECIPIENTS} AS b FROM (${addresses.sql}) distinct_addresses) numbered
       GROUP BY b`;
   });
   // The audience is deduplicated in memory rather than spilled to disk. On Citus the SELECT runs on
@@ -74,8 +144,23 @@ export async function materialiseAudience(trx: Knex.Transaction, campaign: Campa
        FROM (${perChannel.join(' UNION ALL ')}) per_channel
        RETURNING channel, recipient_count, reserved)
      SELECT channel, sum(recipient_count)::int AS n, sum(reserved)::float AS cost FROM inserted GROUP BY channel`,
-    [orgId, campaign.id, ...bindings],
+    [campaign.organization_id, campaign.id, ...bindings],
   );
   const rows = counts.rows as { channel: Channel; n: number; cost: number }[];
-  return { counts: Object.fromEntries(rows.map((r) => [r.channel, r.n])), cost: Math.round(rows.reduce((sum, r) => sum + r.cost, 0) * 100) / 100 };
+  return {
+    counts: Object.fromEntries(rows.map((r) => [r.channel, r.n])),
+    suppressed: await suppressedCounts(trx, campaign),
+    cost: Math.round(rows.reduce((sum, r) => sum + r.cost, 0) * 100) / 100,
+  };
+}
+
+/** A campaign's audience size per channel, as `materialiseAudience` would make it, without writing anything. */
+export async function audienceCounts(db: Knex | Knex.Transaction, campaign: CampaignRow): Promise<Partial<Record<Channel, number>>> {
+  const parts = campaign.channels.map((channel) => audienceAddresses(campaign, channel));
+  const result = await db.raw(
+    `SELECT ${parts.map((p, i) => `(SELECT count(*)::int FROM (${p.sql}) a${i}) AS c${i}`).join(', ')}`,
+    parts.flatMap((p) => p.bindings),
+  );
+  const row = result.rows[0] as Record<string, number>;
+  return Object.fromEntries(campaign.channels.map((channel, i) => [channel, row[`c${i}`] ?? 0]));
 }

@@ -12,12 +12,15 @@ import { sendWithRetries } from '../../delivery/retries.js';
 import {
   batchesPerChannel,
   claimBatches,
+  holdMore,
   interruptedBatches,
   renewBatchLease,
   settleBatches,
   stalledBatches,
 } from '../../delivery/sql/batches.js';
-import { LogTarget, type Channel, type DeliveryResult, type DeliveryTarget, type OutboundMessage } from '../../delivery/types.js';
+import { contactsFor, Personaliser, type MessageTexts } from '../../delivery/personalise.js';
+import { LogTarget, type Channel, type DeliveryResult, type OutboundMessage } from '../../delivery/types.js';
+import { TemplateRenderError } from '../../lib/templates.js';
 import { batchLogId, batchRange, chunksOf, type ChunkRef } from './chunks.js';
 import type { CampaignMessages, CampaignRow } from './dto.js';
 
@@ -37,30 +40,40 @@ interface Claimed {
   logId: string;
 }
 
-/** What a settled batch's log says: the campaign's message, and who sent it. */
-interface LogInfo {
-  senderUserId: string | null;
+/** The message a batch's log shows: the shared one, or for a personalised batch its first recipient's. */
+interface LogText {
   preview: string;
   length: number;
   unit: number;
 }
 
+/**
+ * A claimed batch ready to send: per recipient, its target (what goes to the provider) or why it
+ * fails unsent (a render over its limits, no credits), and what it costs when sent.
+ */
+interface Prepared {
+  batch: Claimed;
+  targets: (LogTarget | null)[];
+  failures: (string | null)[];
+  costs: number[];
+  log: LogText;
+}
+
 const INSUFFICIENT = 'Insufficient credits';
 const INTERRUPTED = 'Delivery interrupted';
 
-const logInfo = (config: Config, channel: Channel, messages: CampaignMessages, createdBy: string | null): LogInfo | null => {
-  const content = messages[channel];
-  if (!content) return null;
-  return { senderUserId: createdBy, preview: preview(content.content), length: characterCount(content.content), unit: unitCost(config, channel, content.content) };
-};
+const logText = (text: string, unit: number): LogText => ({ preview: preview(text), length: characterCount(text), unit });
 
 /**
  * Sends one chunk of a campaign exactly once per recipient. Batches are claimed in one transaction
  * that also reserves their credits: a batch is claimable while `pending`, or while `sending` under a
  * lease (`claimed_at`) that has run out (its worker died; the credits it holds are kept, only the
  * rest reserved). Rows another worker is claiming are skipped, so of two workers (or a duplicated
- * job) only one claims a batch. After the provider answers, one transaction settles the batches still
- * `sending`, writes their logs, counts the campaign (completing it) and releases what was not spent.
+ * job) only one claims a batch. Personalised messages are then rendered per recipient from the
+ * template compiled once for the chunk, with the contacts of all its addresses read in one query;
+ * a batch whose renders cost more than it holds reserves the difference first. After the provider
+ * answers, one transaction settles the batches still `sending`, writes their logs, counts the
+ * campaign (completing it) and releases what was not spent.
  */
 export async function processChunk(deps: BatchDeps, ref: ChunkRef): Promise<number> {
   const { db, config } = deps;
@@ -68,26 +81,36 @@ export async function processChunk(deps: BatchDeps, ref: ChunkRef): Promise<numb
   const row = (await db('campaigns as c')
     .join('organizations as o', 'o.id', 'c.organization_id')
     .where({ 'c.organization_id': ref.orgId, 'c.id': ref.campaignId })
-    .first('o.name', 'o.email_from_name', 'o.credentials', 'c.status', 'c.messages', 'c.created_by')) as
-    | (SenderRow & Pick<CampaignRow, 'status' | 'messages' | 'created_by'>)
+    .first('o.name', 'o.email_from_name', 'o.credentials', 'c.status', 'c.messages', 'c.created_by', 'c.name as campaign_name')) as
+    | (SenderRow & Pick<CampaignRow, 'status' | 'messages' | 'created_by'> & { campaign_name: string })
     | undefined;
   const content = row?.messages[ref.channel];
   if (!row || row.status !== 'active' || !content) return 0;
-  const info = logInfo(config, ref.channel, row.messages, row.created_by)!;
+  const subject = 'subject' in content ? content.subject : undefined;
+  const personaliser = new Personaliser(config, ref.channel, { subject, body: content.content }, {
+    orgId: ref.orgId,
+    organizationName: row.name,
+    campaignName: row.campaign_name,
+    bulk: true,
+  });
+  const shared = sharedMessage(personaliser);
+  const sharedLog = logText('error' in shared ? content.content : shared.body, 'error' in shared ? 0 : personaliser.costOf(shared.body));
 
-  const { claimed, short } = await claim(db, ref, info.unit, config.campaignLeaseSeconds);
+  const { claimed, short } = await claim(db, ref, sharedLog.unit, config.campaignLeaseSeconds);
   if (short) {
     // The balance no longer covers the batches that need more than they hold: they fail, uncharged
     // (credits held by a batch taken over are given back). Claimed at no cost, they move no credits.
     const unpaid = (await claim(db, ref, 0, config.campaignLeaseSeconds)).claimed;
-    if (unpaid.length) await settle(db, ref, info, unpaid, unpaid.flatMap((b) => b.addresses.map((recipient) => failure(recipient, INSUFFICIENT))));
+    if (unpaid.length) await settle(db, ref, row.created_by, unpaid.map((batch) => unsent(batch, sharedLog, INSUFFICIENT)), []);
   }
   if (!claimed.length) return 0;
 
-  const targets: DeliveryTarget[] = [];
-  for (const batch of claimed) {
-    batch.addresses.forEach((recipient, i) => targets.push(new LogTarget(recipient, batch.logId, i + 1)));
-  }
+  let prepared: Prepared[];
+  if ('error' in shared) prepared = claimed.map((batch) => unsent(batch, sharedLog, shared.error));
+  else if (personaliser.personal) prepared = await holdWhatRendersCost(db, ref, await personalise(deps, ref, personaliser, claimed));
+  else prepared = claimed.map((batch) => sendable(batch, sharedLog, batch.addresses.map((recipient, i) => new LogTarget(recipient, batch.logId, i + 1))));
+
+  const targets = prepared.flatMap((p) => p.targets.filter((t): t is LogTarget => t !== null));
   let channel: ReturnType<Delivery['bind']> | { error: string };
   try {
     channel = deps.delivery.bind(row, ref.channel);
@@ -98,8 +121,8 @@ export async function processChunk(deps: BatchDeps, ref: ChunkRef): Promise<numb
   if ('error' in channel) {
     results = targets.map((t) => failure(t.recipient, channel.error));
   } else {
-    const subject = 'subject' in content ? content.subject : undefined;
-    const message: OutboundMessage = { channel: ref.channel, orgId: ref.orgId, fromName: channel.fromName, subject, body: content.content };
+    const texts = 'error' in shared ? { body: content.content, subject } : shared;
+    const message: OutboundMessage = { channel: ref.channel, orgId: ref.orgId, fromName: channel.fromName, subject: texts.subject, body: texts.body };
     // A send that outlasted the lease would have its batches handed to another worker and sent
     // again: while it runs, the lease is renewed every third of its length. A worker that dies
     // stops renewing, and its batches are taken over once the lease runs out, as before.
@@ -116,14 +139,92 @@ export async function processChunk(deps: BatchDeps, ref: ChunkRef): Promise<numb
       clearInterval(renewal);
     }
   }
-  await settle(db, ref, info, claimed, results);
-  return targets.length;
+  await settle(db, ref, row.created_by, prepared, results);
+  return claimed.reduce((sum, b) => sum + b.addresses.length, 0);
+}
+
+/** The message every recipient shares, rendered once, or why it cannot be (every recipient then fails with it). */
+function sharedMessage(personaliser: Personaliser): MessageTexts | { error: string } {
+  try {
+    return personaliser.shared();
+  } catch (err) {
+    if (err instanceof TemplateRenderError) return { error: err.message };
+    throw err;
+  }
+}
+
+const sendable = (batch: Claimed, log: LogText, targets: LogTarget[]): Prepared => ({
+  batch,
+  targets,
+  failures: targets.map(() => null),
+  costs: targets.map(() => log.unit),
+  log,
+});
+
+/** A batch none of whose recipients is sent: each fails with `error`, uncharged. */
+const unsent = (batch: Claimed, log: LogText, error: string): Prepared => ({
+  batch,
+  targets: batch.addresses.map(() => null),
+  failures: batch.addresses.map(() => error),
+  costs: batch.addresses.map(() => 0),
+  log,
+});
+
+/** Renders each recipient's own message, with the contacts behind the chunk's addresses read in one query. */
+async function personalise(deps: BatchDeps, ref: ChunkRef, personaliser: Personaliser, claimed: Claimed[]): Promise<Prepared[]> {
+  const contacts = personaliser.needsContacts ? await contactsFor(deps.db, ref.orgId, ref.channel, claimed.flatMap((b) => b.addresses)) : new Map();
+  return claimed.map((batch) => {
+    const prepared: Prepared = { batch, targets: [], failures: [], costs: [], log: { preview: '', length: 0, unit: 0 } };
+    let first: string | null = null;
+    batch.addresses.forEach((recipient, i) => {
+      try {
+        const content = personaliser.forRecipient(recipient, contacts.get(recipient) ?? null);
+        const body = content.body!;
+        const cost = personaliser.costOf(body);
+        prepared.targets.push(new LogTarget(recipient, batch.logId, i + 1, content));
+        prepared.failures.push(null);
+        prepared.costs.push(cost);
+        first ??= body;
+        prepared.log.length = Math.max(prepared.log.length, characterCount(body));
+        prepared.log.unit = Math.max(prepared.log.unit, cost);
+      } catch (err) {
+        if (!(err instanceof TemplateRenderError)) throw err;
+        prepared.targets.push(null);
+        prepared.failures.push(err.message);
+        prepared.costs.push(0);
+      }
+    });
+    prepared.log.preview = preview(first ?? '');
+    return prepared;
+  });
+}
+
+/**
+ * Batches whose rendered messages cost more than they hold (launch reserved the longest render it
+ * could know, a scheduled start only what the shared text costs) reserve the difference before
+ * anything is sent, in one transaction; when the balance does not cover it, those batches fail
+ * unsent and uncharged instead.
+ */
+async function holdWhatRendersCost(db: Db, ref: ChunkRef, prepared: Prepared[]): Promise<Prepared[]> {
+  const needing = prepared
+    .map((p) => ({ p, extra: round2(p.costs.reduce((a, b) => a + b, 0) - p.batch.reserved) }))
+    .filter(({ extra }) => extra > 0);
+  if (!needing.length) return prepared;
+  const total = round2(needing.reduce((sum, n) => sum + n.extra, 0));
+  const held = await db.transaction(async (trx) => {
+    if (!(await credits.reserve(trx, ref.orgId, total))) return false;
+    await run(trx, holdMore, { ...keyOf(ref), batches: jsonRows(needing.map(({ p, extra }) => ({ batch_no: p.batch.batch_no, extra }))) });
+    return true;
+  });
+  if (held) {
+    for (const { p, extra } of needing) p.batch.reserved = round2(p.batch.reserved + extra);
+    return prepared;
+  }
+  const short = new Set(needing.map(({ p }) => p));
+  return prepared.map((p) => (short.has(p) ? unsent(p.batch, p.log, INSUFFICIENT) : p));
 }
 
 const keyOf = (ref: ChunkRef) => ({ orgId: ref.orgId, campaignId: ref.campaignId, channel: ref.channel });
-
-const outcomeOf = (recipient: string, r: DeliveryResult) =>
-  r.ok ? { recipient, status: 'success' } : { recipient, status: 'failed', error: r.error ?? 'Delivery failed' };
 
 const failure = (recipient: string, error: string): DeliveryResult => ({ recipient, ok: false, error, network: 'herald' });
 
@@ -167,44 +268,53 @@ async function claim(db: Db, ref: ChunkRef, unitCost: number, leaseSeconds: numb
 }
 
 /**
- * Settles claimed batches in one transaction: the batches still `sending`, their logs and the
+ * Settles prepared batches in one transaction: the batches still `sending`, their logs and the
  * campaign's counters (one statement), then the release of what they held and did not spend.
+ * `results` are the provider's answers for the batches' targets, in order.
  */
-async function settle(db: Db, ref: ChunkRef, info: LogInfo, claimed: Claimed[], results: DeliveryResult[]) {
-  let from = 0;
-  const batches = claimed.map((batch) => {
-    // One pass over the batch's results: successes, and the network of the first success (else of the first result).
+async function settle(db: Db, ref: ChunkRef, senderUserId: string | null, prepared: Prepared[], results: DeliveryResult[]) {
+  let next = 0;
+  const batches = prepared.map(({ batch, failures, costs, log }) => {
+    // One pass over the batch's recipients: successes, what they cost, and the network of the first
+    // success (else of the first recipient: `herald` for one that was never sent).
     const size = batch.addresses.length;
     let sent = 0;
-    let network: string | null = results[from]?.network ?? null;
-    for (let i = from; i < from + size; i++) {
-      const r = results[i]!;
-      if (r.ok && !sent++) network = r.network;
-    }
-    const settled = {
+    let cost = 0;
+    let firstNetwork: string | null = null;
+    let sentNetwork: string | null = null;
+    const outcomes = batch.addresses.map((recipient, i) => {
+      const error = failures[i];
+      if (error) {
+        firstNetwork ??= 'herald';
+        return { recipient, status: 'failed', error };
+      }
+      const r = results[next++]!;
+      firstNetwork ??= r.network;
+      if (!r.ok) return { recipient, status: 'failed', error: r.error ?? 'Delivery failed' };
+      sent++;
+      sentNetwork ??= r.network;
+      cost += costs[i]!;
+      return { recipient, status: 'success' };
+    });
+    const network = sentNetwork ?? firstNetwork;
+    return {
       batch_no: batch.batch_no,
       log_id: batch.logId,
       // All succeeded: the statement writes the batch's addresses as they are (their stored form).
-      recipients: sent === size ? null : settledRecipientsJson(batch.addresses.map((recipient, i) => outcomeOf(recipient, results[from + i]!))),
+      recipients: sent === size ? null : settledRecipientsJson(outcomes),
       sent,
       failed: size - sent,
-      cost: round2(info.unit * sent),
+      cost: round2(cost),
       network,
+      preview: log.preview,
+      length: log.length,
+      unit_cost: log.unit,
     };
-    from += size;
-    return settled;
   });
-  const input = {
-    ...keyOf(ref),
-    senderUserId: info.senderUserId,
-    preview: info.preview,
-    length: info.length,
-    unitCost: info.unit,
-    batches: jsonRows(batches, 'recipients'),
-  };
+  const input = { ...keyOf(ref), senderUserId, batches: jsonRows(batches, 'recipients') };
   // Every recipient sent spends exactly what its batch held: nothing to release, so the settle is
   // one statement on its own. Otherwise what was not spent is released in the same transaction.
-  const unspent = claimed.reduce((sum, b, i) => sum + b.reserved - batches[i]!.cost, 0);
+  const unspent = prepared.reduce((sum, p, i) => sum + p.batch.reserved - batches[i]!.cost, 0);
   if (round2(unspent) <= 0) {
     await run(db, settleBatches, input);
     return;
@@ -245,9 +355,9 @@ export async function settleInterruptedBatches(deps: Pick<BatchDeps, 'db' | 'con
     const channel = row.channel as Channel;
     // Only the organization, campaign and channel of the ref matter to `settle`.
     const ref: ChunkRef = { orgId: row.organization_id, campaignId: row.campaign_id, channel, chunkNo: 0, size: 1 };
-    const info = logInfo(config, channel, row.messages as CampaignMessages, row.created_by) ?? { senderUserId: row.created_by, preview: '', length: 0, unit: 0 };
+    const text = (row.messages as CampaignMessages)[channel]?.content ?? '';
     const batch: Claimed = { batch_no: row.batch_no, addresses: row.addresses, reserved: Number(row.reserved), logId: batchLogId(row.campaign_id, channel, row.batch_no) };
-    await settle(db, ref, info, [batch], row.addresses.map((recipient) => failure(recipient, INTERRUPTED)));
+    await settle(db, ref, row.created_by, [unsent(batch, logText(text, unitCost(config, channel, text)), INTERRUPTED)], []);
   }
   return rows.length;
 }

@@ -2,10 +2,11 @@ import type { Channel } from '../../delivery/types.js';
 
 export type CampaignStatus = 'draft' | 'scheduled' | 'active' | 'completed' | 'canceled';
 
+/** A channel's message; `templateId` names the saved template its text was copied from. */
 export interface CampaignMessages {
-  email?: { subject: string; content: string };
-  sms?: { content: string };
-  whatsapp?: { content: string };
+  email?: { subject: string; content: string; templateId?: string };
+  sms?: { content: string; templateId?: string };
+  whatsapp?: { content: string; templateId?: string };
 }
 
 export interface CampaignRow {
@@ -25,6 +26,8 @@ export interface CampaignRow {
   sent: number;
   delivered: number;
   failed: number;
+  /** Addresses left out at launch: a contact with them unsubscribed from the channel. */
+  suppressed: number;
   opened: number;
   clicked: number;
   total_recipients: number;
@@ -39,6 +42,8 @@ export interface Analytics {
   failed: number;
   opened: number;
   clicked: number;
+  /** Addresses left out at launch because a contact with them unsubscribed from the channel. */
+  suppressed: number;
 }
 
 export interface CampaignDto {
@@ -62,12 +67,13 @@ export interface CampaignDto {
   updatedAt: string;
 }
 
-export const analyticsOf = (row: Pick<CampaignRow, 'sent' | 'delivered' | 'failed' | 'opened' | 'clicked'>): Analytics => ({
+export const analyticsOf = (row: Pick<CampaignRow, 'sent' | 'delivered' | 'failed' | 'opened' | 'clicked' | 'suppressed'>): Analytics => ({
   sent: row.sent,
   delivered: row.delivered,
   failed: row.failed,
   opened: row.opened,
   clicked: row.clicked,
+  suppressed: row.suppressed,
 });
 
 export const toCampaignDto = (row: CampaignRow): CampaignDto => ({

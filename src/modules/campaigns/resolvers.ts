@@ -1,18 +1,25 @@
 import type { Resolvers } from '../../graphql/generated/resolvers-types.js';
 import { compact, connection, pageArgs } from '../../graphql/glue.js';
 import * as messageLogs from '../message-logs/service.js';
+import * as dryRun from './dry-run.js';
 import * as campaigns from './service.js';
+
+/** Messages with their nulls read as "not given", each channel's too. */
+const messagesInput = (messages: Record<string, object | null | undefined> | null | undefined) =>
+  messages ? Object.fromEntries(Object.entries(compact(messages)).map(([channel, m]) => [channel, compact(m as object)])) : undefined;
 
 export const resolvers: Resolvers = {
   Query: {
     campaigns: async (_, args, ctx) => connection(await campaigns.list(ctx, undefined, pageArgs(args))),
     campaign: (_, { id }, ctx) => campaigns.get(ctx, undefined, { id }),
+    campaignPreview: (_, { id, contactId }, ctx) => dryRun.preview(ctx, compact({ contactId }), { id }),
+    campaignEstimate: (_, { id }, ctx) => dryRun.estimate(ctx, undefined, { id }),
   },
   Mutation: {
     createCampaign: (_, { input }, ctx) =>
-      campaigns.create(ctx, { ...compact(input), recipients: compact(input.recipients), messages: compact(input.messages) }, {}),
+      campaigns.create(ctx, { ...compact(input), recipients: compact(input.recipients), messages: messagesInput(input.messages) }, {}),
     updateCampaign: (_, { id, input }, ctx) =>
-      campaigns.update(ctx, { ...compact(input), ...(input.messages ? { messages: compact(input.messages) } : {}) }, { id }),
+      campaigns.update(ctx, { ...compact(input), ...(input.messages ? { messages: messagesInput(input.messages) } : {}) }, { id }),
     launchCampaign: (_, { id }, ctx) => campaigns.launch(ctx, undefined, { id }),
     cancelCampaign: (_, { id }, ctx) => campaigns.cancel(ctx, undefined, { id }),
   },

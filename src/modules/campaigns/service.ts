@@ -3,7 +3,6 @@ import type { AuthedContext } from '../../context.js';
 import { nowMs } from '../../db/database.js';
 import { idempotent } from '../../db/idempotency.js';
 import { tenant } from '../../db/tenant.js';
-import { unitCost } from '../../delivery/cost.js';
 import * as credits from '../../delivery/credits.js';
 import type { Channel } from '../../delivery/types.js';
 import { badRequest, conflict, validationFailed, type FieldProblem } from '../../lib/errors.js';
@@ -11,6 +10,8 @@ import { normaliseAddress } from '../../lib/addresses.js';
 import * as v from '../../lib/validation.js';
 import { listOf, operation } from '../../operation.js';
 import { materialiseAudience } from './audience.js';
+import { recipientUnits } from './costing.js';
+import { messagesSchema, resolveMessages, asInput, type MessagesInput } from './messages.js';
 import { openChunks, processChunk } from './batches.js';
 import { toCampaignDto, type CampaignMessages, type CampaignRow } from './dto.js';
 import { chunkJob, startJob, startJobKey } from './jobs.js';
@@ -18,17 +19,11 @@ import { chunkJob, startJob, startJobKey } from './jobs.js';
 const READ = { role: 'any', apiKeys: true } as const;
 const WRITE = { role: 'admin', apiKeys: true } as const;
 
-const content = (max: number) => z.string().min(1).max(max);
-const messagesSchema = z.strictObject({
-  email: z.strictObject({ subject: z.string().trim().min(1).max(255), content: content(1_000_000) }).optional(),
-  sms: z.strictObject({ content: content(1600) }).optional(),
-  whatsapp: z.strictObject({ content: content(4096) }).optional(),
-});
 const channels = z.array(z.enum(['email', 'sms', 'whatsapp'])).min(1).max(3).refine((cs) => new Set(cs).size === cs.length, 'must not repeat a channel');
 const scheduleDate = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time' }).nullable();
 
 /** The channels a campaign sends on that have no message: each needs one. */
-const withoutMessage = (chans: Channel[], messages: CampaignMessages) => chans.filter((c) => !messages[c]);
+const withoutMessage = (chans: Channel[], messages: MessagesInput) => chans.filter((c) => !messages[c]);
 const needsMessage = (c: Channel) => `is required for the ${c} channel`;
 
 const createInput = z
@@ -57,7 +52,7 @@ const updateInput = z.strictObject({
   scheduleDate: scheduleDate.optional(),
 });
 
-function checkMessages(chans: Channel[], messages: CampaignMessages) {
+function checkMessages(chans: Channel[], messages: MessagesInput) {
   const missing = withoutMessage(chans, messages);
   if (missing.length) {
     throw validationFailed(missing.map((c) => ({ field: `messages.${c}`, message: `messages.${c} ${needsMessage(c)}` })));
@@ -112,6 +107,7 @@ export const create = operation({
       ...(await checkOwned(ctx, 'contacts', 'recipients.contacts', r.contacts)),
       ...(await checkOwned(ctx, 'groups', 'recipients.groups', r.groups)),
       ...(await manualRecipients(ctx, r.manual)).problems,
+      ...(input.messages ? (await resolveMessages(ctx.db, ctx.caller.orgId, input.messages)).problems : []),
     ];
   },
   async run(ctx, input) {
@@ -120,6 +116,7 @@ export const create = operation({
     const groups = [...new Set(r.groups)];
     // Checked in `check`; ids deleted since simply have no audience when the campaign starts.
     const manual = (await manualRecipients(ctx, r.manual)).addresses;
+    const { messages } = await resolveMessages(ctx.db, ctx.caller.orgId, input.messages);
     // The interface's mapping: nothing named -> all; only groups -> group; anything else -> selected.
     const recipientType = !contacts.length && !groups.length && !manual.length ? 'all' : !contacts.length && !manual.length ? 'group' : 'selected';
     const [row] = await ctx.db('campaigns')
@@ -133,7 +130,7 @@ export const create = operation({
         selected_contacts: contacts,
         selected_groups: groups,
         manual_recipients: manual,
-        messages: JSON.stringify(input.messages),
+        messages: JSON.stringify(messages),
         schedule_date: input.scheduleDate ?? null,
         created_by: ctx.caller.userId,
       })
@@ -154,13 +151,19 @@ export const update = operation({
       if (current.status !== 'draft' && current.status !== 'scheduled') {
         throw conflict(`Only draft or scheduled campaigns can be updated; this one is ${current.status}`);
       }
-      if (input.messages) checkMessages(campaign.channels, input.messages);
+      let messages: CampaignMessages | undefined;
+      if (input.messages) {
+        checkMessages(campaign.channels, input.messages);
+        const resolved = await resolveMessages(trx, ctx.caller.orgId, input.messages, current.messages);
+        if (resolved.problems.length) throw validationFailed(resolved.problems);
+        messages = resolved.messages;
+      }
       const [row] = await t
         .scoped('campaigns')
         .where('campaigns.id', id)
         .update({
           name: input.name,
-          messages: input.messages ? JSON.stringify(input.messages) : undefined,
+          messages: messages ? JSON.stringify(messages) : undefined,
           schedule_date: input.scheduleDate,
           updated_at: nowMs(ctx.db),
         })
@@ -228,22 +231,26 @@ interface StartDeps {
 export async function start(deps: StartDeps, campaign: CampaignRow, opts: { checkCredits: boolean }): Promise<{ total: number }> {
   return deps.db.transaction(async (trx) => {
     const t = tenant(trx, campaign.organization_id);
-    const [locked] = await t
+    const organization = (await trx('organizations').where('id', campaign.organization_id).first('name')) as { name: string };
+    // The texts of saved templates are copied now: what is launched is the template as it is.
+    const { messages } = await resolveMessages(trx, campaign.organization_id, asInput(campaign.messages), campaign.messages);
+    const [locked] = (await t
       .scoped('campaigns')
       .where('campaigns.id', campaign.id)
       .whereIn('campaigns.status', ['draft', 'scheduled'])
-      .update({ status: 'active', started_at: trx.raw('now()'), updated_at: nowMs(deps.db) })
-      .returning('*');
+      .update({ status: 'active', messages: JSON.stringify(messages), started_at: trx.raw('now()'), updated_at: nowMs(deps.db) })
+      .returning('*')) as CampaignRow[];
     if (!locked) throw conflict('Only draft campaigns can be launched');
-    const units = Object.fromEntries(campaign.channels.map((ch) => [ch, unitCost(deps.config, ch, campaign.messages[ch]?.content ?? '')]));
-    const { counts, cost } = await materialiseAudience(trx, locked as CampaignRow, units);
+    const units = await recipientUnits(trx, deps.config, locked, organization.name);
+    const { counts, suppressed, cost } = await materialiseAudience(trx, locked, units);
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
     if (!total && opts.checkCredits) throw badRequest('The campaign has no eligible recipients');
     if (!(await credits.reserve(trx, campaign.organization_id, cost))) {
       if (opts.checkCredits) throw await credits.shortfall(trx, campaign.organization_id, cost, 'campaign');
       await t.scoped('campaign_batches').where('campaign_batches.campaign_id', campaign.id).update({ reserved: 0 });
     }
-    await t.scoped('campaigns').where('campaigns.id', campaign.id).update({ total_recipients: total });
+    const suppressedTotal = Object.values(suppressed).reduce((a, b) => a + b, 0);
+    await t.scoped('campaigns').where('campaigns.id', campaign.id).update({ total_recipients: total, suppressed: suppressedTotal });
     if (!total) await t.scoped('campaigns').where('campaigns.id', campaign.id).update({ status: 'completed', completed_at: trx.raw('now()') });
     return { total };
   });
@@ -255,7 +262,7 @@ async function rollbackStart(ctx: AuthedContext, campaign: CampaignRow) {
     const t = tenant(trx, campaign.organization_id);
     const batches = (await t.scoped('campaign_batches').where('campaign_batches.campaign_id', campaign.id).delete().returning('reserved')) as { reserved: string }[];
     await credits.release(trx, campaign.organization_id, batches.reduce((sum, b) => sum + Number(b.reserved), 0));
-    await t.scoped('campaigns').where('campaigns.id', campaign.id).update({ status: 'draft', started_at: null, total_recipients: 0 });
+    await t.scoped('campaigns').where('campaigns.id', campaign.id).update({ status: 'draft', started_at: null, total_recipients: 0, suppressed: 0 });
   });
 }
 

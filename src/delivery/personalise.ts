@@ -1,0 +1,142 @@
+import type { Config } from '../config/config.js';
+import type { Db } from '../db/database.js';
+import { run } from '../db/statements.js';
+import { compile, render, variablesRead, type CompiledTemplate } from '../lib/templates.js';
+import { unsubscribeUrl, type UnsubscribeRef } from '../modules/consent/tokens.js';
+import { unitCost } from './cost.js';
+import { contactsByEmail, contactsByPhone, type RecipientContactRow } from './sql/recipients.js';
+import type { Channel, TargetContent } from './types.js';
+
+/**
+ * Per-recipient messages (platform.md, "Personalised messages"): the one home of what a template
+ * is given and of when a message is a recipient's own. A message is compiled once per send or
+ * campaign chunk; it is rendered per recipient only when it reads the recipient (`contact`,
+ * `unsubscribe_url`), and a bulk email (a campaign's, a send to all contacts) carries each
+ * recipient's own `List-Unsubscribe` headers even when its text is shared. Everything else is
+ * rendered once and shared, so an unpersonalised campaign sends exactly as before.
+ */
+
+/** A contact as templates see it (`contact.*`). */
+export type RecipientContact = Omit<RecipientContactRow, 'address'>;
+
+/** What a message is sent as, and on whose behalf. */
+export interface PersonalScope {
+  orgId: string;
+  organizationName: string;
+  /** `campaign.name`, in campaigns. */
+  campaignName?: string;
+  /** A bulk message: its emails carry `List-Unsubscribe` and one-click `List-Unsubscribe-Post`. */
+  bulk: boolean;
+}
+
+export interface MessageTexts {
+  subject?: string;
+  body: string;
+}
+
+/** The variables of one recipient. Fields a contact lacks are null, never '' (which Liquid reads as true). */
+function contactVariables(channel: Channel, address: string, contact: RecipientContact | null) {
+  if (!contact) {
+    // Not a contact: an empty contact but for the address it is sent to.
+    const email = channel === 'email' && address ? address : null;
+    const phone = channel !== 'email' && address ? address : null;
+    return { name: null, firstName: null, email, phone, organization: null, tags: [], attributes: {} };
+  }
+  return {
+    name: contact.name,
+    firstName: contact.name.trim().split(/\s+/)[0] || null,
+    email: contact.email,
+    phone: contact.phone,
+    organization: contact.company,
+    tags: contact.tags,
+    attributes: contact.attributes,
+  };
+}
+
+export class Personaliser {
+  private readonly subject: CompiledTemplate | null;
+  private readonly body: CompiledTemplate;
+  private readonly readsRecipient: boolean;
+  private readonly readsUnsubscribe: boolean;
+  private readonly headers: boolean;
+  private sharedTexts: MessageTexts | null = null;
+
+  /** Compiles the texts (they were checked when saved: a syntax error here is a bug, and throws). */
+  constructor(
+    private readonly config: Pick<Config, 'publicUrl' | 'jwtSecret' | 'costs'>,
+    readonly channel: Channel,
+    texts: MessageTexts,
+    private readonly scope: PersonalScope,
+  ) {
+    this.subject = texts.subject !== undefined ? compile(texts.subject) : null;
+    this.body = compile(texts.body);
+    const reads = new Set([...variablesRead(this.body), ...(this.subject ? variablesRead(this.subject) : [])]);
+    this.readsUnsubscribe = reads.has('unsubscribe_url');
+    this.readsRecipient = reads.has('contact') || this.readsUnsubscribe;
+    this.headers = scope.bulk && channel === 'email';
+  }
+
+  /** Whether each recipient is sent its own content (text, or headers). */
+  get personal(): boolean {
+    return this.readsRecipient || this.headers;
+  }
+
+  /** Whether rendering needs the contact behind each address (`contactsFor`). */
+  get needsContacts(): boolean {
+    return this.personal;
+  }
+
+  /** The text every recipient shares, rendered once (throws `TemplateRenderError`). */
+  shared(): MessageTexts {
+    this.sharedTexts ??= this.renderWith(this.globals());
+    return this.sharedTexts;
+  }
+
+  /**
+   * A recipient's own content: the rendered texts when they read the recipient, and the
+   * unsubscribe headers of a bulk email. Throws `TemplateRenderError` when its render fails: that
+   * recipient fails with the error, uncharged.
+   */
+  forRecipient(address: string, contact: RecipientContact | null): TargetContent {
+    const link = this.readsUnsubscribe || this.headers ? this.unsubscribeLink(address, contact) : '';
+    const texts = this.readsRecipient
+      ? this.renderWith({ ...this.globals(), contact: contactVariables(this.channel, address, contact), unsubscribe_url: link })
+      : this.shared();
+    const content: TargetContent = { body: texts.body };
+    if (texts.subject !== undefined) content.subject = texts.subject;
+    if (this.headers) content.headers = { 'List-Unsubscribe': `<${link}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
+    return content;
+  }
+
+  /** Credits one recipient's rendered text costs. */
+  costOf(body: string): number {
+    return unitCost(this.config as Config, this.channel, body);
+  }
+
+  /** A link that unsubscribes the contact (or, for an address no contact has, the address) from this channel. */
+  private unsubscribeLink(address: string, contact: RecipientContact | null): string {
+    const ref: UnsubscribeRef = contact ? { orgId: this.scope.orgId, channel: this.channel, contactId: contact.id } : { orgId: this.scope.orgId, channel: this.channel, address };
+    return unsubscribeUrl(this.config.publicUrl, this.config.jwtSecret, ref);
+  }
+
+  private globals(): Record<string, unknown> {
+    const globals: Record<string, unknown> = { organization: { name: this.scope.organizationName } };
+    if (this.scope.campaignName !== undefined) globals.campaign = { name: this.scope.campaignName };
+    // Read by a template rendered once: no recipient, so no link and an empty contact.
+    globals.contact = contactVariables(this.channel, '', null);
+    globals.unsubscribe_url = '';
+    return globals;
+  }
+
+  private renderWith(variables: Record<string, unknown>): MessageTexts {
+    const body = render(this.body, variables);
+    return this.subject ? { subject: render(this.subject, variables), body } : { body };
+  }
+}
+
+/** The contacts behind `addresses` (sent to on `channel`), by address, in one query. */
+export async function contactsFor(db: Db, orgId: string, channel: Channel, addresses: string[]): Promise<Map<string, RecipientContact>> {
+  if (!addresses.length) return new Map();
+  const rows = await run(db, channel === 'email' ? contactsByEmail : contactsByPhone, { orgId, addresses });
+  return new Map(rows.map(({ address, ...contact }) => [address, contact]));
+}

@@ -1,0 +1,166 @@
+import { z } from 'zod';
+import type { AuthedContext } from '../../context.js';
+import { tenant } from '../../db/tenant.js';
+import { smsShape } from '../../delivery/cost.js';
+import * as credits from '../../delivery/credits.js';
+import { round2 } from '../../delivery/credits.js';
+import { contactsFor, type RecipientContact } from '../../delivery/personalise.js';
+import type { Channel } from '../../delivery/types.js';
+import { TemplateRenderError } from '../../lib/templates.js';
+import * as v from '../../lib/validation.js';
+import { operation } from '../../operation.js';
+import { audienceAddresses, audienceCounts, suppressedCounts } from './audience.js';
+import { personaliserFor, recipientUnits } from './costing.js';
+import type { CampaignRow } from './dto.js';
+import { asInput, resolveMessages } from './messages.js';
+
+/**
+ * A campaign before it is sent (platform.md, "Personalised messages"): its messages rendered for one
+ * recipient (preview), and its audience, suppressions and cost counted without writing anything
+ * (estimate). Both read the campaign's saved templates as they are now, as a launch would.
+ */
+
+const READ = { role: 'any', apiKeys: true } as const;
+
+/** The campaign as a launch would see it: its templates' texts copied again. */
+async function current(ctx: AuthedContext, id: string): Promise<{ campaign: CampaignRow; organizationName: string }> {
+  const stored = await tenant(ctx.db, ctx.caller.orgId).owned<CampaignRow>('campaigns', id, ['*']);
+  const { messages } = await resolveMessages(ctx.db, ctx.caller.orgId, asInput(stored.messages), stored.messages);
+  const organization = await ctx.loaders.organizationById.load(ctx.caller.orgId);
+  return { campaign: { ...stored, messages }, organizationName: organization?.name ?? '' };
+}
+
+export interface PreviewMessage {
+  channel: Channel;
+  /** The address it would go to; null when the contact has none for the channel. */
+  recipient: string | null;
+  subject: string | null;
+  text: string | null;
+  /** SMS only: segments of the rendered text, and its encoding. */
+  segments: number | null;
+  encoding: string | null;
+  cost: number;
+  /** Why the text cannot be rendered for this recipient (it would fail, uncharged). */
+  error: string | null;
+}
+
+export interface CampaignPreview {
+  /** The contact rendered for; null when the campaign's first recipient is an address no contact has. */
+  contactId: string | null;
+  messages: PreviewMessage[];
+}
+
+const previewInput = z.strictObject({ contactId: v.id().optional() });
+
+const addressOf = (channel: Channel, contact: RecipientContact) => (channel === 'email' ? (contact.email?.toLowerCase() ?? null) : contact.phone);
+
+/** The first address of the campaign's audience on a channel (as launch would number it), if any. */
+async function firstAddress(ctx: AuthedContext, campaign: CampaignRow, channel: Channel): Promise<string | null> {
+  const { sql, bindings } = audienceAddresses(campaign, channel);
+  const row = (await ctx.db.raw(`SELECT address FROM (${sql}) a LIMIT 1`, bindings)).rows[0] as { address: string } | undefined;
+  return row?.address ?? null;
+}
+
+/**
+ * `POST /campaigns/:id/preview`: each channel's subject and text rendered for `contactId`, or for
+ * the campaign's first recipient, with the SMS segments and the cost.
+ */
+export const preview = operation({
+  access: READ,
+  input: previewInput,
+  async check(ctx, input) {
+    if (!input.contactId) return [];
+    const found = await tenant(ctx.db, ctx.caller.orgId).scoped('contacts').where('contacts.id', input.contactId.toLowerCase()).first('contacts.id');
+    return found ? [] : [{ field: 'contactId', message: 'contactId is not a contact of this organization' }];
+  },
+  async run(ctx, input, { id }: { id: string }): Promise<CampaignPreview> {
+    const { campaign, organizationName } = await current(ctx, id);
+    let chosen: RecipientContact | null = null;
+    if (input.contactId) {
+      chosen = (await tenant(ctx.db, ctx.caller.orgId)
+        .scoped('contacts')
+        .where('contacts.id', input.contactId.toLowerCase())
+        .first('contacts.id', 'contacts.name', 'contacts.email', 'contacts.phone', 'contacts.company', 'contacts.tags', 'contacts.attributes')) as RecipientContact;
+    }
+    const messages: PreviewMessage[] = [];
+    let contactId: string | null = chosen?.id ?? null;
+    for (const channel of campaign.channels) {
+      if (!campaign.messages[channel]) continue;
+      let recipient: string | null;
+      let contact: RecipientContact | null = chosen;
+      if (chosen) recipient = addressOf(channel, chosen);
+      else {
+        recipient = await firstAddress(ctx, campaign, channel);
+        contact = recipient ? ((await contactsFor(ctx.db, ctx.caller.orgId, channel, [recipient])).get(recipient) ?? null) : null;
+        contactId ??= contact?.id ?? null;
+      }
+      const personaliser = personaliserFor(ctx.config, campaign, channel, organizationName);
+      const shown: PreviewMessage = { channel, recipient, subject: null, text: null, segments: null, encoding: null, cost: 0, error: null };
+      try {
+        const content = personaliser.forRecipient(recipient ?? '', contact);
+        shown.text = content.body!;
+        shown.subject = content.subject ?? null;
+        shown.cost = personaliser.costOf(content.body!);
+        if (channel === 'sms') {
+          const shape = smsShape(content.body!);
+          shown.segments = shape.segments;
+          shown.encoding = shape.encoding;
+        }
+      } catch (err) {
+        if (!(err instanceof TemplateRenderError)) throw err;
+        shown.error = err.message;
+      }
+      messages.push(shown);
+    }
+    return { contactId, messages };
+  },
+});
+
+export interface ChannelEstimate {
+  channel: Channel;
+  /** Addresses it would be sent to. */
+  recipients: number;
+  /** Addresses left out, by reason (the one reason today: a contact with the address unsubscribed from the channel). */
+  suppressed: { unsubscribed: number };
+  /** Credits per recipient: for a personalised SMS, its longest render Herald can know. */
+  unitCost: number;
+  cost: number;
+}
+
+export interface CampaignEstimate {
+  channels: ChannelEstimate[];
+  recipients: number;
+  suppressed: number;
+  cost: number;
+  /** The organization's credits now: whether a launch would be covered. */
+  balance: number;
+}
+
+/**
+ * `GET /campaigns/:id/estimate`: what launching now would send and cost, counted with the very
+ * statements launch materialises the audience with, without writing anything.
+ */
+export const estimate = operation({
+  access: READ,
+  async run(ctx, _input: undefined, { id }: { id: string }): Promise<CampaignEstimate> {
+    const { campaign, organizationName } = await current(ctx, id);
+    const [counts, suppressed, units, balance] = await Promise.all([
+      audienceCounts(ctx.db, campaign),
+      suppressedCounts(ctx.db, campaign),
+      recipientUnits(ctx.db, ctx.config, campaign, organizationName),
+      credits.balance(ctx.db, ctx.caller.orgId),
+    ]);
+    const channels = campaign.channels.map((channel): ChannelEstimate => {
+      const recipients = counts[channel] ?? 0;
+      const unitCost = units[channel] ?? 0;
+      return { channel, recipients, suppressed: { unsubscribed: suppressed[channel] ?? 0 }, unitCost, cost: round2(unitCost * recipients) };
+    });
+    return {
+      channels,
+      recipients: channels.reduce((sum, c) => sum + c.recipients, 0),
+      suppressed: channels.reduce((sum, c) => sum + c.suppressed.unsubscribed, 0),
+      cost: round2(channels.reduce((sum, c) => sum + c.cost, 0)),
+      balance,
+    };
+  },
+});
