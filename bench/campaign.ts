@@ -1,6 +1,8 @@
 // A campaign to 100,000 contacts (sandbox delivery) from launch until every recipient is logged,
 // against COPY of the same number of log rows into the same database. Prints `ratio: <COPY time /
 // campaign time>` (higher is better; the goal is the campaign within 2x of COPY, i.e. >= 0.5).
+// With BENCH_PERSONALISED=1 (bench/campaign-personalised.ts) the text reads each contact's first
+// name and an attribute, so every recipient is rendered on its own: goal within 2.5x (>= 0.4).
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -10,6 +12,8 @@ import { freshDatabase, median, startProcess, summary } from './lib/harness.js';
 
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+const PERSONALISED = process.env.BENCH_PERSONALISED === '1';
+const TEXT = PERSONALISED ? 'Hi {{ contact.firstName }}, your {{ contact.attributes.plan }} plan renews soon' : 'Benchmark';
 
 const db = await freshDatabase('campaign');
 const env = {
@@ -41,6 +45,15 @@ async function exactlyOnce(campaignId: string, since: Date) {
   for (const [what, { n, d }] of [['logged', logs.rows[0]], ['sent', sent.rows[0]]] as const) {
     if (n !== CONTACTS || d !== CONTACTS) throw new Error(`${what} ${n} times to ${d} distinct recipients, not each of ${CONTACTS} once`);
   }
+  if (!PERSONALISED) return;
+  // Each recipient was sent its own text: its plan, as its contact has it.
+  const own = await pool.query(
+    `SELECT count(*)::int AS n FROM sandbox_sends s, unnest(s.recipients, s.bodies) AS r(recipient, body)
+     JOIN contacts c ON c.organization_id = $1 AND c.phone = r.recipient
+     WHERE s.organization_id = $1 AND s.created_at >= $2 AND r.body = 'Hi Contact, your ' || (c.attributes ->> 'plan') || ' plan renews soon'`,
+    [orgId, since],
+  );
+  if (own.rows[0].n !== CONTACTS) throw new Error(`${own.rows[0].n} of ${CONTACTS} recipients were sent their own text`);
 }
 
 const herald = await startProcess('src/main.ts', env, 4711, '/ready');
@@ -59,15 +72,17 @@ try {
   orgId = signup.user.organization;
   await pool.query('UPDATE organization_credits SET credits = 1e9 WHERE organization_id = $1', [orgId]);
   await pool.query(
-    `INSERT INTO contacts (organization_id, name, phone)
-     SELECT $1, 'Contact ' || i, '+2547' || lpad((10000000 + i)::text, 8, '0') FROM generate_series(1, $2) AS i`,
+    `INSERT INTO contacts (organization_id, name, phone, attributes)
+     SELECT $1, 'Contact ' || i, '+2547' || lpad((10000000 + i)::text, 8, '0'),
+            jsonb_build_object('plan', (ARRAY['gold', 'silver', 'basic'])[1 + i % 3])
+     FROM generate_series(1, $2) AS i`,
     [orgId, CONTACTS],
   );
   // As autovacuum leaves a table a minute after a bulk import: statistics and the visibility map
   // current (the planner otherwise takes 100,000 fresh contacts for a few hundred).
   await pool.query('VACUUM ANALYZE contacts');
   await pool.query('CREATE TABLE bench_log_rows (organization_id uuid, campaign_id uuid, recipient text, status text, created_at timestamptz)');
-  console.log(`campaign: ${CONTACTS} contacts, sms, sandbox delivery; ${ROUNDS} rounds`);
+  console.log(`campaign: ${CONTACTS} contacts, sms${PERSONALISED ? ' personalised' : ''} (${JSON.stringify(TEXT)}), sandbox delivery; ${ROUNDS} rounds`);
 
   const campaignTimes: number[] = [];
   const copyTimes: number[] = [];
@@ -76,7 +91,7 @@ try {
     const created = (await fetch(`${herald.url}/campaigns`, {
       method: 'POST',
       headers: auth,
-      body: JSON.stringify({ name: `Bench ${round}`, type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'Benchmark' } } }),
+      body: JSON.stringify({ name: `Bench ${round}`, type: 'broadcast', channels: ['sms'], messages: { sms: { content: TEXT } } }),
     }).then((r) => r.json())) as { _id: string };
     const launchedAt = new Date();
     const t0 = performance.now();
@@ -121,8 +136,8 @@ try {
   const c = median(campaignTimes);
   const k = median(copyTimes);
   console.log(`campaign median ${c.toFixed(0)} ms (${((CONTACTS / c) * 1000).toFixed(0)} recipients/s); COPY median ${k.toFixed(0)} ms`);
-  console.log(`campaign / COPY: ${(c / k).toFixed(2)}x (goal <= 2x)`);
-  summary({ goal: '>= 0.50', spread: ['herald', campaignTimes, 'baseline', copyTimes, 'ms'] });
+  console.log(`campaign / COPY: ${(c / k).toFixed(2)}x (goal <= ${PERSONALISED ? '2.5' : '2'}x)`);
+  summary({ goal: PERSONALISED ? '>= 0.40' : '>= 0.50', spread: ['herald', campaignTimes, 'baseline', copyTimes, 'ms'] });
   console.log(`ratio: ${(k / c).toFixed(3)}`);
 } finally {
   await pool.end();

@@ -1,10 +1,10 @@
 import type { Config } from '../config/config.js';
 import type { Db } from '../db/database.js';
 import { run } from '../db/statements.js';
-import { compile, render, variablesRead, type CompiledTemplate } from '../lib/templates.js';
+import { compile, pathsRead, render, variablesRead, type CompiledTemplate } from '../lib/templates.js';
 import { unsubscribeUrl, type UnsubscribeRef } from '../modules/consent/tokens.js';
 import { unitCost } from './cost.js';
-import { contactsByEmail, contactsByPhone, type RecipientContactRow } from './sql/recipients.js';
+import { CONTACT_FIELDS, contactsByAddress, type ContactField, type RecipientContactRow } from './sql/recipients.js';
 import type { Channel, TargetContent } from './types.js';
 
 /**
@@ -16,8 +16,19 @@ import type { Channel, TargetContent } from './types.js';
  * rendered once and shared, so an unpersonalised campaign sends exactly as before.
  */
 
-/** A contact as templates see it (`contact.*`). */
+/** A contact as templates see it (`contact.*`): the fields its message reads (`Personaliser.contactFields`). */
 export type RecipientContact = Omit<RecipientContactRow, 'address'>;
+
+/** The column behind each `contact.<field>` a template may read. */
+const FIELD_COLUMNS: Record<string, ContactField> = {
+  name: 'name',
+  firstName: 'name',
+  email: 'email',
+  phone: 'phone',
+  organization: 'company',
+  tags: 'tags',
+  attributes: 'attributes',
+};
 
 /** What a message is sent as, and on whose behalf. */
 export interface PersonalScope {
@@ -43,13 +54,13 @@ function contactVariables(channel: Channel, address: string, contact: RecipientC
     return { name: null, firstName: null, email, phone, organization: null, tags: [], attributes: {} };
   }
   return {
-    name: contact.name,
-    firstName: contact.name.trim().split(/\s+/)[0] || null,
-    email: contact.email,
-    phone: contact.phone,
-    organization: contact.company,
-    tags: contact.tags,
-    attributes: contact.attributes,
+    name: contact.name ?? null,
+    firstName: contact.name?.trim().split(/\s+/)[0] || null,
+    email: contact.email ?? null,
+    phone: contact.phone ?? null,
+    organization: contact.company ?? null,
+    tags: contact.tags ?? [],
+    attributes: contact.attributes ?? {},
   };
 }
 
@@ -59,7 +70,10 @@ export class Personaliser {
   private readonly readsRecipient: boolean;
   private readonly readsUnsubscribe: boolean;
   private readonly headers: boolean;
+  /** The contact columns the texts read (`contactsFor` reads only those). */
+  readonly contactFields: readonly ContactField[];
   private sharedTexts: MessageTexts | null = null;
+  private globalsOnce: Record<string, unknown> | null = null;
 
   /** Compiles the texts (they were checked when saved: a syntax error here is a bug, and throws). */
   constructor(
@@ -74,6 +88,9 @@ export class Personaliser {
     this.readsUnsubscribe = reads.has('unsubscribe_url');
     this.readsRecipient = reads.has('contact') || this.readsUnsubscribe;
     this.headers = scope.bulk && channel === 'email';
+    const paths = [...pathsRead(this.body), ...(this.subject ? pathsRead(this.subject) : [])].filter((p) => p[0] === 'contact');
+    // `contact` read whole (or a field it does not have) reads every column.
+    this.contactFields = paths.some((p) => !p[1] || !(p[1] in FIELD_COLUMNS)) ? CONTACT_FIELDS : [...new Set(paths.map((p) => FIELD_COLUMNS[p[1]!]!))];
   }
 
   /** Whether each recipient is sent its own content (text, or headers). */
@@ -120,11 +137,13 @@ export class Personaliser {
   }
 
   private globals(): Record<string, unknown> {
+    if (this.globalsOnce) return this.globalsOnce;
     const globals: Record<string, unknown> = { organization: { name: this.scope.organizationName } };
     if (this.scope.campaignName !== undefined) globals.campaign = { name: this.scope.campaignName };
     // Read by a template rendered once: no recipient, so no link and an empty contact.
     globals.contact = contactVariables(this.channel, '', null);
     globals.unsubscribe_url = '';
+    this.globalsOnce = globals;
     return globals;
   }
 
@@ -134,9 +153,16 @@ export class Personaliser {
   }
 }
 
-/** The contacts behind `addresses` (sent to on `channel`), by address, in one query. */
-export async function contactsFor(db: Db, orgId: string, channel: Channel, addresses: string[]): Promise<Map<string, RecipientContact>> {
-  if (!addresses.length) return new Map();
-  const rows = await run(db, channel === 'email' ? contactsByEmail : contactsByPhone, { orgId, addresses });
-  return new Map(rows.map(({ address, ...contact }) => [address, contact]));
+/** The contacts behind `addresses` (sent to on `channel`), by address, in one query, with the `fields` asked for (all by default). */
+export async function contactsFor(
+  db: Db,
+  orgId: string,
+  channel: Channel,
+  addresses: string[],
+  fields: readonly ContactField[] = CONTACT_FIELDS,
+): Promise<Map<string, RecipientContact>> {
+  const contacts = new Map<string, RecipientContact>();
+  if (!addresses.length) return contacts;
+  for (const row of await run(db, contactsByAddress(channel === 'email', fields), { orgId, addresses })) contacts.set(row.address, row);
+  return contacts;
 }

@@ -1,4 +1,4 @@
-import { Liquid, LiquidError, type Template } from 'liquidjs';
+import { Liquid, LiquidError, TokenKind, type Template } from 'liquidjs';
 import type { FieldProblem } from './errors.js';
 
 /**
@@ -49,6 +49,56 @@ export const isTemplate = (text: string): boolean => text.includes('{{') || text
 export interface CompiledTemplate {
   readonly source: string;
   readonly parsed: Template[] | null;
+  /** For a text of plain outputs only (`{{ contact.firstName }}`, no filters or tags): the same render without the engine. */
+  readonly direct: DirectRender | null;
+}
+
+/** A render that answers undefined when a value is not one it prints as liquidjs does (the engine then renders). */
+type DirectRender = (variables: Record<string, unknown>) => string | undefined;
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype;
+
+/**
+ * The most common personalised text is literal text and plain outputs of variables (`Hi {{
+ * contact.firstName }}`); for a campaign that is most of its per-recipient cost. Such a text is
+ * rendered by concatenation: text as liquidjs parsed it (whitespace control applied), each output
+ * the variable's own property path. A value that is not a string, number, boolean or missing
+ * (an array, an object, a property of a string) makes it answer undefined, and the engine renders
+ * that recipient as ever. Anything else in the text (a filter, a tag) leaves it to the engine.
+ */
+function directRender(parsed: Template[]): DirectRender | null {
+  const parts: (string | string[])[] = [];
+  for (const t of parsed as unknown as { token: { kind: number }; str?: string; value?: { filters: unknown[]; initial: { postfix: { kind: number; props?: { kind: number; content: unknown }[] }[] } } }[]) {
+    if (t.token.kind === TokenKind.HTML && typeof t.str === 'string') {
+      parts.push(t.str);
+      continue;
+    }
+    const postfix = t.value?.initial.postfix;
+    if (t.token.kind !== TokenKind.Output || t.value!.filters.length || postfix?.length !== 1 || postfix[0]!.kind !== TokenKind.PropertyAccess) return null;
+    const props = postfix[0]!.props!;
+    if (!props.every((p) => (p.kind === TokenKind.Word || p.kind === TokenKind.Quoted) && typeof p.content === 'string')) return null;
+    parts.push(props.map((p) => p.content as string));
+  }
+  return (variables) => {
+    let out = '';
+    for (const part of parts) {
+      if (typeof part === 'string') {
+        out += part;
+        continue;
+      }
+      let value: unknown = variables;
+      for (const key of part) {
+        if (value === undefined || value === null) break;
+        if (!isPlainObject(value)) return undefined;
+        value = Object.hasOwn(value, key) ? value[key] : undefined;
+      }
+      if (value === undefined || value === null) continue;
+      if (typeof value === 'string') out += value;
+      else if (typeof value === 'number' || typeof value === 'boolean') out += String(value);
+      else return undefined;
+    }
+    return out;
+  };
 }
 
 /** The top-level variables a compiled template reads (`contact`, `unsubscribe_url`, ...); none for plain text. */
@@ -78,12 +128,14 @@ export class TemplateRenderError extends Error {}
 
 /** Parses `text`; throws `TemplateSyntaxError` naming the line and column of the first problem. */
 export function compile(text: string): CompiledTemplate {
-  if (!isTemplate(text)) return { source: text, parsed: null };
+  if (!isTemplate(text)) return { source: text, parsed: null, direct: null };
+  let parsed: Template[];
   try {
-    return { source: text, parsed: engine.parse(text) };
+    parsed = engine.parse(text);
   } catch (err) {
     throw syntaxError(err, text);
   }
+  return { source: text, parsed, direct: directRender(parsed) };
 }
 
 /** The problems of `text` as a template, for an input's `field` (none when it parses). */
@@ -101,7 +153,11 @@ export function templateProblems(field: string, text: string | undefined | null)
 /** Renders a compiled template with `variables`; throws `TemplateRenderError` when a render breaks a limit or a filter fails. */
 export function render(template: CompiledTemplate, variables: Record<string, unknown>): string {
   if (!template.parsed) return template.source;
-  let out: string;
+  let out = template.direct?.(variables);
+  if (out !== undefined) {
+    if (out.length > MAX_OUTPUT_LENGTH) throw new TemplateRenderError(`Template could not be rendered: its output exceeds ${MAX_OUTPUT_LENGTH} characters`);
+    return out;
+  }
   try {
     out = engine.renderSync(template.parsed, variables) as string;
   } catch (err) {

@@ -1,36 +1,43 @@
-import { statement } from '../../db/statements.js';
+import { statement, type Statement } from '../../db/statements.js';
 
 /**
  * The contact behind each address a message goes to, read for a whole chunk of recipients at once
  * (never a query per recipient), through the organization's address indexes. When several contacts
- * share an address, the oldest speaks for it.
+ * share an address, the oldest speaks for it. Only the fields a message reads are read: one
+ * statement per channel and set of fields, made once.
  */
+
+export const CONTACT_FIELDS = ['name', 'email', 'phone', 'company', 'tags', 'attributes'] as const;
+export type ContactField = (typeof CONTACT_FIELDS)[number];
 
 export interface RecipientContactRow {
   address: string;
   id: string;
-  name: string;
-  email: string | null;
-  phone: string | null;
-  company: string | null;
-  tags: string[];
-  attributes: Record<string, string | number | boolean>;
+  name?: string;
+  email?: string | null;
+  phone?: string | null;
+  company?: string | null;
+  tags?: string[];
+  attributes?: Record<string, string | number | boolean>;
 }
 
-const COLUMNS = 'c.id, c.name, c.email, c.phone, c.company, c.tags, c.attributes';
+const made = new Map<string, Statement<{ orgId: string; addresses: string[] }, RecipientContactRow>>();
 
-export const contactsByPhone = statement<{ orgId: string; addresses: string[] }, RecipientContactRow>(
-  'herald_recipient_contacts_by_phone',
-  `SELECT DISTINCT ON (c.phone) c.phone AS address, ${COLUMNS}
-   FROM contacts c
-   WHERE c.organization_id = :orgId AND c.phone = ANY(:addresses::text[])
-   ORDER BY c.phone, c.created_at, c.id`,
-);
-
-export const contactsByEmail = statement<{ orgId: string; addresses: string[] }, RecipientContactRow>(
-  'herald_recipient_contacts_by_email',
-  `SELECT DISTINCT ON (lower(c.email)) lower(c.email) AS address, ${COLUMNS}
-   FROM contacts c
-   WHERE c.organization_id = :orgId AND lower(c.email) = ANY(:addresses::text[])
-   ORDER BY lower(c.email), c.created_at, c.id`,
-);
+export function contactsByAddress(byEmail: boolean, fields: readonly ContactField[]) {
+  const wanted = CONTACT_FIELDS.filter((f) => fields.includes(f));
+  const name = `herald_recipient_contacts_by_${byEmail ? 'email' : 'phone'}${wanted.length === CONTACT_FIELDS.length ? '' : `_${wanted.join('_') || 'id'}`}`;
+  let st = made.get(name);
+  if (!st) {
+    const address = byEmail ? 'lower(c.email)' : 'c.phone';
+    const columns = ['c.id', ...wanted.map((f) => `c.${f}`)].join(', ');
+    st = statement(
+      name,
+      `SELECT DISTINCT ON (${address}) ${address} AS address, ${columns}
+       FROM contacts c
+       WHERE c.organization_id = :orgId AND ${address} = ANY(:addresses::text[])
+       ORDER BY ${address}, c.created_at, c.id`,
+    );
+    made.set(name, st);
+  }
+  return st;
+}

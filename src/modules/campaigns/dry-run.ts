@@ -52,7 +52,7 @@ export interface CampaignPreview {
 
 const previewInput = z.strictObject({ contactId: v.id().optional() });
 
-const addressOf = (channel: Channel, contact: RecipientContact) => (channel === 'email' ? (contact.email?.toLowerCase() ?? null) : contact.phone);
+const addressOf = (channel: Channel, contact: RecipientContact) => (channel === 'email' ? (contact.email?.toLowerCase() ?? null) : (contact.phone ?? null));
 
 /** The first address of the campaign's audience on a channel (as launch would number it), if any. */
 async function firstAddress(ctx: AuthedContext, campaign: CampaignRow, channel: Channel): Promise<string | null> {
