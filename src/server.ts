@@ -115,6 +115,8 @@ export async function startHerald(config: Config, log: Logger = createLogger(con
   });
   server.keepAliveTimeout = 65_000;
   const { port } = server.address() as AddressInfo;
+  // On an ephemeral port (PORT=0) without PUBLIC_URL, links in messages name the port it got.
+  if (config.port === 0 && deps.config.publicUrl.endsWith(':0')) (deps.config as { publicUrl: string }).publicUrl = deps.config.publicUrl.replace(/:0$/, `:${port}`);
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
 
   // While stopping, every answer closes its connection so that keep-alive clients move on.

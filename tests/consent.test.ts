@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import pg from 'pg';
-import { unsubscribeToken, type UnsubscribeRef } from '../src/modules/consent/tokens.js';
+import { unsubscribeToken, type UnsubscribeRef } from '../src/delivery/unsubscribe-tokens.js';
 import type { Herald } from '../src/server.js';
 import { CONTACT_KEYS, expectError, expectValidation, makeContact, sorted } from './helpers/contacts-groups.js';
 import { heraldWithOrgs, ISO_MS, signupOrg, TEST_JWT_SECRET, type Client, type Credential, type Org, type Reply } from './helpers/herald.js';

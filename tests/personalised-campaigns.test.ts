@@ -279,6 +279,47 @@ describe('preview and estimate, both doors', () => {
     expect((await api.get(`/campaigns/${id}`, { token: org.token })).body.status).toBe('draft');
   });
 
+  test('a test send renders as a launch would, is logged test: true under the campaign, charged, never in its analytics', async () => {
+    const org = await liveOrg();
+    const tess = await contact(org, { name: 'Tess Moraa', email: 'tess@example.com' });
+    const created = await campaign(org, {
+      channels: ['sms', 'email'],
+      recipients: { contacts: [tess._id] },
+      messages: { sms: { content: 'Hi {{ contact.firstName | default: "there" }}' }, email: { subject: 'For {{ contact.name | default: "you" }}', content: 'Hello' } },
+    });
+    const id = created.body._id;
+    const before = await credits(org);
+    const rest = await api.post(`/campaigns/${id}/test`, { to: [tess.phone, 'qa@example.com'] }, { token: org.token });
+    expect(rest.status).toBe(200);
+    expect(rest.body).toEqual([
+      { recipient: tess.phone, status: 'success' },
+      { recipient: 'qa@example.com', status: 'success' },
+    ]);
+    expect(smsTexts().get(tess.phone)).toBe('Hi Tess');
+    await sink.waitForMessages(1);
+    expect(mailTo('qa@example.com').subject).toBe('For you');
+    expect(mailTo('qa@example.com').headers['list-unsubscribe']).toMatch(/\/u\//);
+
+    const gql = await api.gql(
+      'mutation($id: ID!, $to: [String!]!) { testCampaign(id: $id, to: $to) { recipient status } }',
+      { id, to: ['+254799000111'] },
+      { token: org.token },
+    );
+    expect(gql.body).toEqual({ data: { testCampaign: [{ recipient: '+254799000111', status: 'success' }] } });
+    expect(smsTexts().get('+254799000111')).toBe('Hi there');
+
+    const logs = (await api.get(`/message-logs?campaignId=${id}`, { token: org.token })).body as any[];
+    expect(logs).toHaveLength(3);
+    expect(logs.every((l) => l.test === true)).toBe(true);
+    expect(before - (await credits(org))).toBeCloseTo(2 * herald.deps.config.costs.smsSegment + herald.deps.config.costs.email, 5);
+    const after = await api.get(`/campaigns/${id}`, { token: org.token });
+    expect(after.body).toMatchObject({ status: 'draft', analytics: { sent: 0, failed: 0 } });
+
+    const tooMany = await api.post(`/campaigns/${id}/test`, { to: Array.from({ length: 11 }, (_, i) => `+2547990001${String(i).padStart(2, '0')}`) }, { token: org.token });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.details[0].field).toBe('to');
+  });
+
   test('another organization\'s contact is refused by preview, and its campaign answered as `GET` answers it', async () => {
     const [a, b] = [await liveOrg(), await liveOrg()];
     const theirs = await contact(b, { name: 'Theirs' });

@@ -167,24 +167,43 @@ test('the README sessions run as written', async () => {
   const groups = (await api.get('/groups', cred)).body as any[];
   expect(groups).toHaveLength(1);
   const contacts = (await api.get('/contacts', cred)).body as any[];
-  expect(contacts).toEqual([expect.objectContaining({ name: 'Grace', phone: '+254712345678', groups: [groups[0]._id] })]);
+  expect(contacts).toEqual([
+    // The personalised session's contact, who unsubscribed from email by the link of its campaign email.
+    expect.objectContaining({ name: 'Peter Kamau', attributes: { plan: 'gold' }, subscriptions: expect.objectContaining({ email: expect.objectContaining({ status: 'unsubscribed', source: 'one-click' }) }) }),
+    expect.objectContaining({ name: 'Grace', phone: '+254712345678', groups: [groups[0]._id] }),
+  ]);
 
   const campaigns = (await api.get('/campaigns', cred)).body as any[];
-  expect(campaigns).toHaveLength(1);
-  const campaign = (await api.get(`/campaigns/${campaigns[0]._id}`, cred)).body;
-  expect(campaign).toMatchObject({ status: 'completed', analytics: { failed: 0 } });
+  expect(campaigns.map((c) => c.name)).toEqual(['Renewals 2', 'Renewals', 'Launch']);
+  const byName = async (name: string) => (await api.get(`/campaigns/${campaigns.find((c) => c.name === name)._id}`, cred)).body;
+  const campaign = await byName('Launch');
+  expect(campaign).toMatchObject({ status: 'completed', analytics: { failed: 0, suppressed: 0 } });
   expect(campaign.analytics.sent).toBeGreaterThanOrEqual(1);
-  // The session ends by reading the campaign back: its answer is the completed campaign.
-  expect(last?.json).toMatchObject({ _id: campaign._id, status: 'completed', analytics: campaign.analytics });
+  expect(await byName('Renewals')).toMatchObject({ status: 'completed', analytics: { sent: 2, failed: 0, suppressed: 0 } });
+  // The session ends by launching the next campaign: Peter's email was suppressed, his SMS sent.
+  const next = await byName('Renewals 2');
+  expect(next).toMatchObject({ status: 'completed', analytics: { sent: 1, failed: 0, suppressed: 1 } });
+  expect(last?.json).toMatchObject({ _id: next._id, status: 'completed', analytics: next.analytics });
 
   const outbox = (await api.get('/sandbox/outbox?limit=1000', cred)).body as any[];
-  const sent = (channel: string) => outbox.filter((m) => m.channel === channel && m.status === 'success');
+  expect(outbox.filter((m) => m.status !== 'success')).toEqual([]);
+  const grace = outbox.filter((m) => m.recipient === '+254712345678' || m.recipient === 'grace@example.com');
+  const sent = (channel: string) => grace.filter((m) => m.channel === channel);
   expect(sent('sms').map((m) => m.recipient)).toEqual(['+254712345678', '+254712345678']);
   expect(sent('email').map((m) => m.recipient)).toEqual(['grace@example.com']);
   expect(sent('whatsapp').map((m) => m.recipient)).toEqual(['+254712345678']);
-  expect(outbox.filter((m) => m.status !== 'success')).toEqual([]);
+  // Peter: his own texts, from both campaigns' SMS and the first one's email only.
+  const peter = outbox.filter((m) => m.recipient === '+254722000111' || m.recipient === 'peter@example.com').map((m) => [m.channel, m.body]);
+  expect(peter).toHaveLength(3);
+  expect(peter).toEqual(
+    expect.arrayContaining([
+      ['sms', 'Last call, Peter'],
+      ['email', expect.stringContaining('<p>Hi Peter</p>')],
+      ['sms', 'Hi Peter, your gold plan renews soon'],
+    ]),
+  );
 
-  const logs = (await api.get('/message-logs?limit=1000', cred)).body as any[];
+  const logs = ((await api.get('/message-logs?limit=1000', cred)).body as any[]).filter((l) => !l.campaignId || l.campaignId === campaign._id);
   expect(logs.map((l) => l.channel).sort()).toEqual(['email', 'sms', 'sms', 'whatsapp']);
   expect(logs.filter((l) => l.campaignId === campaign._id).map((l) => l.channel)).toEqual(['sms']);
   for (const log of logs) expect(log.recipients.every((r: any) => r.status === 'success')).toBe(true);

@@ -1,8 +1,8 @@
 import type { Config } from '../config/config.js';
 import type { Db } from '../db/database.js';
 import { run } from '../db/statements.js';
-import { compile, pathsRead, render, variablesRead, type CompiledTemplate } from '../lib/templates.js';
-import { unsubscribeUrl, type UnsubscribeRef } from '../modules/consent/tokens.js';
+import { compile, pathsRead, render, TemplateRenderError, variablesRead, type CompiledTemplate } from '../lib/templates.js';
+import { unsubscribeUrl, type UnsubscribeRef } from './unsubscribe-tokens.js';
 import { unitCost } from './cost.js';
 import { CONTACT_FIELDS, contactsByAddress, type ContactField, type RecipientContactRow } from './sql/recipients.js';
 import type { Channel, TargetContent } from './types.js';
@@ -65,6 +65,7 @@ function contactVariables(channel: Channel, address: string, contact: RecipientC
 }
 
 export class Personaliser {
+  private readonly source: MessageTexts;
   private readonly subject: CompiledTemplate | null;
   private readonly body: CompiledTemplate;
   private readonly readsRecipient: boolean;
@@ -82,6 +83,7 @@ export class Personaliser {
     texts: MessageTexts,
     private readonly scope: PersonalScope,
   ) {
+    this.source = texts;
     this.subject = texts.subject !== undefined ? compile(texts.subject) : null;
     this.body = compile(texts.body);
     const reads = new Set([...variablesRead(this.body), ...(this.subject ? variablesRead(this.subject) : [])]);
@@ -107,6 +109,16 @@ export class Personaliser {
   shared(): MessageTexts {
     this.sharedTexts ??= this.renderWith(this.globals());
     return this.sharedTexts;
+  }
+
+  /** The shared texts, or the texts as written when they cannot be rendered once (every recipient then has its own). */
+  sharedOrSource(): MessageTexts {
+    try {
+      return this.shared();
+    } catch (err) {
+      if (err instanceof TemplateRenderError) return this.source;
+      throw err;
+    }
   }
 
   /**

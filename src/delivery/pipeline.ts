@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import type { Db } from '../db/database.js';
 import { jsonRows, run } from '../db/statements.js';
+import { TemplateRenderError } from '../lib/templates.js';
 import { characterCount, preview, unitCost } from './cost.js';
 import * as credits from './credits.js';
 import { round2 } from './credits.js';
@@ -11,12 +12,28 @@ import { MAX_LOG_RECIPIENTS, pendingRecipientsJson, settledRecipientsJson } from
 import type { BoundChannel } from './registry.js';
 import { sendWithRetries } from './retries.js';
 import { abandonedLogOrganizations, insertPendingLogs, settleAbandonedLogs, settleLogs } from './sql/logs.js';
-import { LogTarget, type Attachment, type Channel, type DeliveryResult, type OutboundMessage } from './types.js';
+import { LogTarget, type Attachment, type Channel, type DeliveryResult, type OutboundMessage, type TargetContent } from './types.js';
 
 export interface RecipientInput {
   recipient: string;
-  /** Set when the address could not be used: the recipient is logged as failed and not charged. */
+  /** Set when the address could not be used (or its message rendered): the recipient is logged as failed and not charged. */
   invalid?: string;
+  /** The recipient's own message, when the send is personalised; without it, the send's shared message. */
+  own?: OwnMessage;
+}
+
+/** A recipient's own message (platform.md, "Personalised messages"), rendered when the send was priced. */
+export interface OwnMessage {
+  /** Credits it costs: its rendered text's. */
+  cost: number;
+  /** Its rendered text's first 100 characters and length, for its log. */
+  preview: string;
+  length: number;
+  /**
+   * What it is sent. A message not held since pricing is rendered again here; it throws
+   * `TemplateRenderError` when that render fails, and the recipient fails, uncharged.
+   */
+  content(): TargetContent;
 }
 
 export interface SendRequest {
@@ -25,11 +42,14 @@ export interface SendRequest {
   senderUserId: string | null;
   senderApiKeyId: string | null;
   channel: Channel;
+  /** The message recipients without their own are sent (a personalised send's texts as written). */
   body: string;
   subject?: string;
   attachments?: Attachment[];
   recipients: RecipientInput[];
   campaignId?: string | null;
+  /** A campaign's test send (`POST /campaigns/:id/test`): its logs say so, and its campaign never counts them. */
+  test?: boolean;
   /** The channel bound to the organization's credentials (see `Delivery.channelFor`). */
   via: BoundChannel;
 }
@@ -43,9 +63,16 @@ export interface RecipientOutcome {
 interface Batch {
   logId: string;
   recipients: RecipientInput[];
-  /** The valid recipients, in order: what goes to the provider. */
-  targets: LogTarget[];
+  /** What its valid recipients cost together: what its log holds. */
   reserved: number;
+  /** The message its log shows. */
+  text: LogText;
+}
+
+interface LogText {
+  preview: string;
+  length: number;
+  unit: number;
 }
 
 export interface PipelineDeps {
@@ -58,19 +85,17 @@ export interface PipelineDeps {
  * Sends one message to many recipients: reserves the credits and writes the logs (recipients
  * pending) in one statement, calls the provider batch by batch with bounded concurrency, and settles
  * the finished batches (recipient results, cost, refund of the unused reservation) as they come in,
- * several logs per statement, while the next batches are with the provider.
+ * several logs per statement, while the next batches are with the provider. A personalised
+ * recipient (`own`) is sent and charged its own message; the others share the send's.
  */
 export async function deliver(deps: PipelineDeps, req: SendRequest): Promise<RecipientOutcome[]> {
   const unit = unitCost(deps.config, req.channel, req.body);
+  const shared: LogText = { preview: preview(req.body), length: characterCount(req.body), unit };
   const batches: Batch[] = [];
   for (let i = 0; i < req.recipients.length; i += MAX_LOG_RECIPIENTS) {
-    const logId = randomUUID();
     const recipients = req.recipients.slice(i, i + MAX_LOG_RECIPIENTS);
-    const targets: LogTarget[] = [];
-    recipients.forEach((r, position) => {
-      if (!r.invalid) targets.push(new LogTarget(r.recipient, logId, position + 1));
-    });
-    batches.push({ logId, recipients, targets, reserved: round2(unit * targets.length) });
+    const reserved = round2(recipients.reduce((sum, r) => (r.invalid ? sum : sum + (r.own?.cost ?? unit)), 0));
+    batches.push({ logId: randomUUID(), recipients, reserved, text: logText(recipients, shared) });
   }
   const total = round2(batches.reduce((sum, b) => sum + b.reserved, 0));
 
@@ -84,17 +109,21 @@ export async function deliver(deps: PipelineDeps, req: SendRequest): Promise<Rec
       senderUserId: req.senderUserId,
       senderApiKeyId: req.senderApiKeyId,
       campaignId: req.campaignId ?? null,
-      preview: preview(req.body),
-      length: characterCount(req.body),
-      unitCost: unit,
+      test: req.test ?? false,
       logs: jsonRows(
-        batches.map((b) => ({
-          id: b.logId,
-          recipients: pendingRecipientsJson(b.recipients),
-          pending_count: b.targets.length,
-          failed_count: b.recipients.length - b.targets.length,
-          reserved: b.reserved,
-        })),
+        batches.map((b) => {
+          const pending = b.recipients.filter((r) => !r.invalid).length;
+          return {
+            id: b.logId,
+            recipients: pendingRecipientsJson(b.recipients),
+            pending_count: pending,
+            failed_count: b.recipients.length - pending,
+            reserved: b.reserved,
+            preview: b.text.preview,
+            length: b.text.length,
+            unit_cost: b.text.unit,
+          };
+        }),
         'recipients',
       ),
     });
@@ -119,8 +148,9 @@ export async function deliver(deps: PipelineDeps, req: SendRequest): Promise<Rec
       batches,
       async (batch) => {
         settler.throwIfFailed();
-        const results = await sendWithRetries((some) => req.via(message, some), batch.targets);
-        return settler.add(batch, unit, results);
+        const { targets, unsent } = targetsOf(batch);
+        const results = await sendWithRetries((some) => req.via(message, some), targets);
+        return settler.add(batch, unit, unsent, results);
       },
       { concurrency: Math.max(1, Math.ceil(deps.config.sendConcurrency / 2)) },
     );
@@ -130,6 +160,41 @@ export async function deliver(deps: PipelineDeps, req: SendRequest): Promise<Rec
   }
   settler.throwIfFailed();
   return settled.flat();
+}
+
+/**
+ * The message a log shows: the send's shared one, or, for a log of personalised recipients, its
+ * first recipient's text, its longest text's length and its dearest recipient's cost (as a campaign
+ * batch's log does). A log none of whose recipients has its own message shows the shared one.
+ */
+function logText(recipients: RecipientInput[], shared: LogText): LogText {
+  const own = recipients.flatMap((r) => (r.own && !r.invalid ? [r.own] : []));
+  if (!own.length) return shared;
+  return { preview: own[0]!.preview, length: Math.max(...own.map((o) => o.length)), unit: Math.max(...own.map((o) => o.cost)) };
+}
+
+/**
+ * What a batch gives the provider: a target per valid recipient, in order, with its own content when
+ * it has one; and, by position, the recipients whose message could not be rendered now (see
+ * `OwnMessage.content`), which are not sent.
+ */
+function targetsOf(batch: Batch): { targets: LogTarget[]; unsent: Map<number, string> } {
+  const targets: LogTarget[] = [];
+  const unsent = new Map<number, string>();
+  batch.recipients.forEach((r, i) => {
+    if (r.invalid) return;
+    if (!r.own) {
+      targets.push(new LogTarget(r.recipient, batch.logId, i + 1));
+      return;
+    }
+    try {
+      targets.push(new LogTarget(r.recipient, batch.logId, i + 1, r.own.content()));
+    } catch (err) {
+      if (!(err instanceof TemplateRenderError)) throw err;
+      unsent.set(i, err.message);
+    }
+  });
+  return { targets, unsent };
 }
 
 interface Settlement {
@@ -163,22 +228,29 @@ class Settler {
     private readonly orgId: string,
   ) {}
 
-  /** Queues a batch's results for writing and returns its recipients' outcomes. */
-  add(batch: Batch, unit: number, results: DeliveryResult[]): RecipientOutcome[] {
+  /**
+   * Queues a batch's results for writing and returns its recipients' outcomes. Each success is
+   * charged what it costs: its own message's price, else the shared `unit`.
+   */
+  add(batch: Batch, unit: number, unsent: ReadonlyMap<number, string>, results: DeliveryResult[]): RecipientOutcome[] {
     let next = 0;
     let successes = 0;
-    const outcomes: RecipientOutcome[] = batch.recipients.map((r) => {
-      if (r.invalid) return { recipient: r.recipient, status: 'failed', error: r.invalid };
+    let cost = 0;
+    const outcomes: RecipientOutcome[] = batch.recipients.map((r, i) => {
+      const error = r.invalid ?? unsent.get(i);
+      if (error !== undefined) return { recipient: r.recipient, status: 'failed', error };
       const res = results[next++]!;
-      if (res.ok) successes++;
-      return res.ok ? { recipient: r.recipient, status: 'success' } : { recipient: r.recipient, status: 'failed', error: res.error ?? 'Delivery failed' };
+      if (!res.ok) return { recipient: r.recipient, status: 'failed', error: res.error ?? 'Delivery failed' };
+      successes++;
+      cost += r.own?.cost ?? unit;
+      return { recipient: r.recipient, status: 'success' };
     });
     this.queue.push({
       id: batch.logId,
       recipients: settledRecipientsJson(outcomes),
       success_count: successes,
       failed_count: outcomes.length - successes,
-      cost: round2(unit * successes),
+      cost: round2(cost),
       network: results.find((r) => r.ok)?.network ?? results[0]?.network ?? null,
       held: batch.reserved,
     });
@@ -225,7 +297,8 @@ class Settler {
 /**
  * Settles ad hoc sends whose process died between reserving and settling: their still-pending
  * recipients are marked failed (never charged) and the reservation is released, so logs and credits
- * agree again. Campaign logs are left to the campaign sweeper, which sends them again.
+ * agree again. Campaign logs are left to the campaign sweeper, which sends them again (a campaign's
+ * test send is this pipeline's, and settled here).
  */
 export async function settleAbandoned(db: Db, olderThanSeconds: number, limit = 1000): Promise<number> {
   const orgs = await run(db, abandonedLogOrganizations, { olderThanSeconds, limit });

@@ -60,6 +60,7 @@ export const routes: Route[] = [
   { method: 'post', path: '/campaigns/:id/cancel', op: campaigns.cancel, input: none, view: canceledCampaign },
   { method: 'post', path: '/campaigns/:id/preview', op: campaignDryRun.preview },
   { method: 'get', path: '/campaigns/:id/estimate', op: campaignDryRun.estimate, input: none },
+  { method: 'post', path: '/campaigns/:id/test', op: campaignDryRun.test },
 
   { method: 'post', path: '/notifications/send', op: notifications.send },
   { method: 'post', path: '/notifications/send-to-all', op: notifications.sendToAll },

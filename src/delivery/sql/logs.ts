@@ -6,25 +6,29 @@ import { pendingFailedSql } from '../log-recipients.js';
  * transaction as these.
  */
 
-/** One send's logs, written pending (recipients in their stored form, see `../log-recipients.ts`). */
+/**
+ * One send's logs, written pending (recipients in their stored form, see `../log-recipients.ts`).
+ * Each log names its own message (preview, length, unit cost): a personalised send's logs each show
+ * their first recipient's text, so they differ.
+ */
 export const insertPendingLogs = statement<{
   orgId: string;
   channel: string;
   senderUserId: string | null;
   senderApiKeyId: string | null;
   campaignId: string | null;
-  preview: string;
-  length: number;
-  unitCost: number;
-  /** `jsonRows` of `{ id, recipients (JSON text), pending_count, failed_count, reserved }`. */
+  /** A campaign's test send: never counted in its analytics. */
+  test: boolean;
+  /** `jsonRows` of `{ id, recipients (JSON text), pending_count, failed_count, reserved, preview, length, unit_cost }`. */
   logs: string;
 }>(
   'herald_logs_insert_pending',
-  `INSERT INTO message_logs (organization_id, id, channel, sender_user_id, sender_api_key_id, campaign_id, recipients,
+  `INSERT INTO message_logs (organization_id, id, channel, sender_user_id, sender_api_key_id, campaign_id, test, recipients,
                              pending_count, failed_count, message_preview, message_length, unit_cost, reserved)
-   SELECT :orgId, l.id, :channel, :senderUserId::uuid, :senderApiKeyId::uuid, :campaignId::uuid, l.recipients, l.pending_count,
-          l.failed_count, :preview, :length::int, :unitCost::numeric, l.reserved
-   FROM json_to_recordset(:logs::json) AS l(id uuid, recipients json, pending_count int, failed_count int, reserved numeric)`,
+   SELECT :orgId, l.id, :channel, :senderUserId::uuid, :senderApiKeyId::uuid, :campaignId::uuid, :test::boolean, l.recipients,
+          l.pending_count, l.failed_count, l.preview, l.length, l.unit_cost, l.reserved
+   FROM json_to_recordset(:logs::json)
+     AS l(id uuid, recipients json, pending_count int, failed_count int, reserved numeric, preview text, length int, unit_cost numeric)`,
 );
 
 /**
@@ -50,13 +54,14 @@ export const settleLogs = statement<
 
 /**
  * Organizations with ad hoc logs left unsettled longer than `olderThanSeconds` (their process died
- * between reserving and settling). A read across organizations, without locks: each is then settled
+ * between reserving and settling). A campaign's test send is written by the same pipeline, so it
+ * counts as ad hoc here; a campaign's own logs are its sweeper's. A read across organizations, without locks: each is then settled
  * on its own (`settleAbandonedLogs`), where its rows can be locked (on Citus, on its own shard).
  */
 export const abandonedLogOrganizations = statement<{ olderThanSeconds: number; limit: number }, { organization_id: string }>(
   'herald_logs_abandoned_organizations',
   `SELECT DISTINCT organization_id FROM message_logs
-   WHERE settled_at IS NULL AND campaign_id IS NULL AND created_at < now() - make_interval(secs => :olderThanSeconds)
+   WHERE settled_at IS NULL AND (campaign_id IS NULL OR test) AND created_at < now() - make_interval(secs => :olderThanSeconds)
    LIMIT :limit`,
 );
 
@@ -71,7 +76,7 @@ export const settleAbandonedLogs = statement<{ orgId: string; olderThanSeconds: 
   `WITH stale AS (
      SELECT id, reserved, cost, ${pendingFailedSql('recipients', ':error::text')} AS recipients
      FROM message_logs
-     WHERE organization_id = :orgId AND settled_at IS NULL AND campaign_id IS NULL
+     WHERE organization_id = :orgId AND settled_at IS NULL AND (campaign_id IS NULL OR test)
        AND created_at < now() - make_interval(secs => :olderThanSeconds)
      LIMIT :limit
      FOR UPDATE SKIP LOCKED)

@@ -154,13 +154,18 @@ export async function materialiseAudience(trx: Knex.Transaction, campaign: Campa
   };
 }
 
-/** A campaign's audience size per channel, as `materialiseAudience` would make it, without writing anything. */
+/**
+ * A campaign's audience size per channel, as `materialiseAudience` would make it, without writing
+ * anything: one count per channel, run side by side on the pool's connections (on a transaction,
+ * one after another).
+ */
 export async function audienceCounts(db: Knex | Knex.Transaction, campaign: CampaignRow): Promise<Partial<Record<Channel, number>>> {
-  const parts = campaign.channels.map((channel) => audienceAddresses(campaign, channel));
-  const result = await db.raw(
-    `SELECT ${parts.map((p, i) => `(SELECT count(*)::int FROM (${p.sql}) a${i}) AS c${i}`).join(', ')}`,
-    parts.flatMap((p) => p.bindings),
+  const counts = await Promise.all(
+    campaign.channels.map(async (channel) => {
+      const { sql, bindings } = audienceAddresses(campaign, channel);
+      const row = (await db.raw(`SELECT count(*)::int AS n FROM (${sql}) a`, bindings)).rows[0] as { n: number };
+      return [channel, row.n] as const;
+    }),
   );
-  const row = result.rows[0] as Record<string, number>;
-  return Object.fromEntries(campaign.channels.map((channel, i) => [channel, row[`c${i}`] ?? 0]));
+  return Object.fromEntries(counts);
 }

@@ -1,11 +1,14 @@
 import { z } from 'zod';
 import type { AuthedContext } from '../../context.js';
 import { tenant } from '../../db/tenant.js';
-import { smsShape } from '../../delivery/cost.js';
+import { characterCount, preview as previewOf, smsShape } from '../../delivery/cost.js';
 import * as credits from '../../delivery/credits.js';
 import { round2 } from '../../delivery/credits.js';
 import { contactsFor, type RecipientContact } from '../../delivery/personalise.js';
+import { deliver, type RecipientInput, type RecipientOutcome } from '../../delivery/pipeline.js';
 import type { Channel } from '../../delivery/types.js';
+import { normaliseAddress } from '../../lib/addresses.js';
+import { validationFailed, type FieldProblem } from '../../lib/errors.js';
 import { TemplateRenderError } from '../../lib/templates.js';
 import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
@@ -162,5 +165,71 @@ export const estimate = operation({
       cost: round2(channels.reduce((sum, c) => sum + c.cost, 0)),
       balance,
     };
+  },
+});
+
+const testInput = z.strictObject({
+  to: z.array(z.string().trim().min(1).max(320)).min(1).max(10, 'must be at most 10 addresses'),
+});
+
+/**
+ * `POST /campaigns/:id/test`: the campaign's messages, rendered as a launch would render them, sent
+ * now to up to 10 addresses: an email address gets the campaign's email, a phone number its SMS and
+ * WhatsApp messages (the channels it has). An address that is a contact's renders as that contact,
+ * any other with an empty contact but the address. They are logged under the campaign with
+ * `test: true`, charged like any send, and never counted in its analytics.
+ */
+export const test = operation({
+  access: { role: 'admin', apiKeys: true },
+  input: testInput,
+  async run(ctx, input, { id }: { id: string }): Promise<RecipientOutcome[]> {
+    const { campaign, organizationName } = await current(ctx, id);
+    const org = await ctx.loaders.organizationById.load(ctx.caller.orgId);
+    const outcomes: RecipientOutcome[] = [];
+    const invalid: FieldProblem[] = [];
+    const byChannel = new Map<Channel, string[]>();
+    for (const given of new Set(input.to)) {
+      const address = normaliseAddress(given, { orgCountry: org?.country, dotlessDomains: !ctx.config.blockPrivateHosts });
+      if (!address) {
+        invalid.push({ field: 'to', message: `to contains an invalid address: ${given}` });
+        continue;
+      }
+      const channels = campaign.channels.filter((c) => campaign.messages[c] && (c === 'email') === address.includes('@'));
+      if (!channels.length) invalid.push({ field: 'to', message: `to contains ${given}, and the campaign has no ${address.includes('@') ? 'email' : 'SMS or WhatsApp'} message` });
+      for (const channel of channels) byChannel.set(channel, [...(byChannel.get(channel) ?? []), address]);
+    }
+    if (invalid.length) throw validationFailed(invalid);
+    for (const [channel, addresses] of byChannel) {
+      const personaliser = personaliserFor(ctx.config, campaign, channel, organizationName);
+      const contacts = await contactsFor(ctx.db, ctx.caller.orgId, channel, addresses, personaliser.contactFields);
+      const recipients: RecipientInput[] = addresses.map((recipient) => {
+        try {
+          const content = personaliser.forRecipient(recipient, contacts.get(recipient) ?? null);
+          const body = content.body!;
+          return { recipient, own: { cost: personaliser.costOf(body), preview: previewOf(body), length: characterCount(body), content: () => content } };
+        } catch (err) {
+          if (!(err instanceof TemplateRenderError)) throw err;
+          return { recipient, invalid: err.message };
+        }
+      });
+      const ready = await ctx.delivery.channelFor(ctx.caller.orgId, channel);
+      const texts = personaliser.sharedOrSource();
+      outcomes.push(
+        ...(await deliver(ctx, {
+          orgId: ctx.caller.orgId,
+          fromName: ready.fromName,
+          senderUserId: ctx.caller.userId,
+          senderApiKeyId: ctx.caller.apiKeyId,
+          channel,
+          body: texts.body,
+          subject: texts.subject,
+          recipients,
+          campaignId: campaign.id,
+          test: true,
+          via: ready.send,
+        })),
+      );
+    }
+    return outcomes;
   },
 });

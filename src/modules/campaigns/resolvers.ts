@@ -22,6 +22,7 @@ export const resolvers: Resolvers = {
       campaigns.update(ctx, { ...compact(input), ...(input.messages ? { messages: messagesInput(input.messages) } : {}) }, { id }),
     launchCampaign: (_, { id }, ctx) => campaigns.launch(ctx, undefined, { id }),
     cancelCampaign: (_, { id }, ctx) => campaigns.cancel(ctx, undefined, { id }),
+    testCampaign: (_, { id, to }, ctx) => dryRun.test(ctx, { to }, { id }),
   },
   Campaign: {
     progress: (campaign, _, ctx) => campaigns.progressOf(ctx, undefined, { id: campaign._id }),

@@ -3,7 +3,7 @@ import type { Deps } from '../../context.js';
 import type { Channel } from '../../delivery/types.js';
 import { badRequest, methodNotAllowed, unsupportedMediaType } from '../../lib/errors.js';
 import { linkState, unsubscribeThroughLink, type LinkState } from './service.js';
-import { readUnsubscribeToken, type UnsubscribeRef } from './tokens.js';
+import { readUnsubscribeToken, type UnsubscribeRef } from '../../delivery/unsubscribe-tokens.js';
 
 /**
  * The public unsubscribe pages (platform.md, "Consent"), reached without a credential: the token

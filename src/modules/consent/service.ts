@@ -4,7 +4,7 @@ import { nowMs, type Db } from '../../db/database.js';
 import { tenant } from '../../db/tenant.js';
 import { CHANNELS, type Channel } from '../../delivery/types.js';
 import { isUuid } from '../../lib/ids.js';
-import type { UnsubscribeRef } from './tokens.js';
+import type { UnsubscribeRef } from '../../delivery/unsubscribe-tokens.js';
 
 /**
  * Consent (platform.md, "Consent"): the one home of a contact's subscription per channel and of

@@ -13,6 +13,7 @@ interface MessageLogRow {
   channel: string;
   sender_user_id: string | null;
   campaign_id: string | null;
+  test: boolean;
   network: string | null;
   recipients: StoredRecipient[];
   settled_at: Date | null;
@@ -34,6 +35,8 @@ export interface MessageLogDto {
   messageLength: number;
   cost: number;
   campaignId: string | null;
+  /** A campaign's test send (`POST /campaigns/:id/test`): never counted in its analytics. */
+  test: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -49,12 +52,13 @@ const toDto = (row: MessageLogRow): MessageLogDto => ({
   messageLength: row.message_length,
   cost: Number(row.cost),
   campaignId: row.campaign_id,
+  test: row.test,
   createdAt: row.created_at.toISOString(),
   updatedAt: row.updated_at.toISOString(),
 });
 
 const COLUMNS = [
-  'id', 'organization_id', 'channel', 'sender_user_id', 'campaign_id', 'network', 'recipients',
+  'id', 'organization_id', 'channel', 'sender_user_id', 'campaign_id', 'test', 'network', 'recipients',
   'message_preview', 'message_length', 'cost', 'settled_at', 'created_at', 'updated_at',
 ].map((c) => `message_logs.${c}`);
 

@@ -5,14 +5,21 @@ import { tenant } from '../../db/tenant.js';
 import { deliver, type RecipientInput, type RecipientOutcome } from '../../delivery/pipeline.js';
 import type { Channel } from '../../delivery/types.js';
 import { normaliseAddress } from '../../lib/addresses.js';
-import { HttpError, validationFailed, type FieldProblem } from '../../lib/errors.js';
+import { badRequest, HttpError, validationFailed, type FieldProblem } from '../../lib/errors.js';
+import { templateProblems } from '../../lib/templates.js';
 import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
+import { leftChannel } from '../consent/service.js';
+import { MESSAGE_LIMIT, prepare, textsOf, type Audience } from './messages.js';
 
 const SEND = { role: 'any', apiKeys: true } as const;
 const MAX_RECIPIENTS = 10_000;
 const MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024;
-const MESSAGE_LIMIT: Record<Channel, number> = { sms: 1600, whatsapp: 4096, email: 1_000_000 };
+
+/** Explicit recipients: transactional, so never suppressed by consent, each rendered with only its address. */
+const AD_HOC: Audience = { bulk: false };
+/** Every contact: a bulk message, each rendered with its contact (and an email's unsubscribe headers). */
+const EVERY_CONTACT: Audience = { bulk: true };
 
 const attachment = z.strictObject({
   filename: z.string().trim().min(1).max(255),
@@ -20,17 +27,37 @@ const attachment = z.strictObject({
   contentType: z.string().trim().regex(/^[\w.+-]+\/[\w.+-]+(;.*)?$/, 'must be a MIME type such as application/pdf').max(255),
 });
 
+/** `message` and `subject` are Liquid templates (checked in `textProblems`); `templateId` names a saved one instead. */
 const common = {
   type: z.enum(['sms', 'email', 'whatsapp']),
-  message: z.string().min(1),
+  message: z.string().min(1).optional(),
   subject: z.string().trim().min(1).max(255).optional(),
+  templateId: v.id().optional(),
 };
 
-/** Rules that depend on the channel: message length, email's subject, attachments for email only. */
-function channelRules(input: { type: Channel; message: string; subject?: string; attachments?: { content: string }[] }, ctx: z.RefinementCtx) {
-  const limit = MESSAGE_LIMIT[input.type];
-  if (input.message.length > limit) ctx.addIssue({ code: 'custom', path: ['message'], message: `must be at most ${limit} characters for ${input.type}` });
-  if (input.type === 'email' && !input.subject) ctx.addIssue({ code: 'custom', path: ['subject'], message: 'is required for email' });
+interface CommonInput {
+  type: Channel;
+  message?: string;
+  subject?: string;
+  templateId?: string;
+  attachments?: z.output<typeof attachment>[];
+}
+
+/**
+ * Rules that read several fields: a message or a template (not both; a template brings its own
+ * subject), the message's length and email's subject, attachments for email only.
+ */
+function channelRules(input: CommonInput, ctx: z.RefinementCtx) {
+  if (input.templateId !== undefined) {
+    if (input.message !== undefined) ctx.addIssue({ code: 'custom', path: ['templateId'], message: 'replaces message: give one of them' });
+    if (input.subject !== undefined) ctx.addIssue({ code: 'custom', path: ['subject'], message: 'comes from the template: leave it out with templateId' });
+  } else if (input.message === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['message'], message: 'is required, or a templateId' });
+  } else {
+    const limit = MESSAGE_LIMIT[input.type];
+    if (input.message.length > limit) ctx.addIssue({ code: 'custom', path: ['message'], message: `must be at most ${limit} characters for ${input.type}` });
+    if (input.type === 'email' && !input.subject) ctx.addIssue({ code: 'custom', path: ['subject'], message: 'is required for email' });
+  }
   if (input.attachments?.length && input.type !== 'email') ctx.addIssue({ code: 'custom', path: ['attachments'], message: 'are only for email' });
   const bytes = (input.attachments ?? []).reduce((n, a) => n + Buffer.byteLength(a.content, 'base64'), 0);
   if (bytes > MAX_ATTACHMENT_BYTES) ctx.addIssue({ code: 'custom', path: ['attachments'], message: 'must be at most 10 MiB in all' });
@@ -44,11 +71,27 @@ const sendInput = z
     }),
     attachments: z.array(attachment).max(20).optional(),
   })
-  .superRefine(channelRules, v.whenPassed('type', 'message', 'subject', 'attachments'));
+  .superRefine(channelRules, v.whenPassed('type', 'message', 'subject', 'templateId', 'attachments'));
 
 const sendToAllInput = z
   .strictObject({ ...common, to: z.literal('all', { error: 'must be "all"' }) })
-  .superRefine(channelRules, v.whenPassed('type', 'message', 'subject'));
+  .superRefine(channelRules, v.whenPassed('type', 'message', 'subject', 'templateId'));
+
+/**
+ * The texts' problems as Liquid (400 naming the field, line and column), and those of the template
+ * named; a field that already failed its own rules is not named again. A subject is read for email only.
+ */
+async function textProblems(ctx: AuthedContext, input: Partial<CommonInput>, failed: ReadonlySet<string>): Promise<FieldProblem[]> {
+  const problems = [
+    ...(failed.has('message') ? [] : templateProblems('message', input.message)),
+    ...(failed.has('subject') || (input.type !== undefined && input.type !== 'email') ? [] : templateProblems('subject', input.subject)),
+  ];
+  if (input.templateId !== undefined && input.type !== undefined && !failed.has('templateId')) {
+    const texts = await textsOf(ctx, { type: input.type, templateId: input.templateId });
+    if (Array.isArray(texts)) problems.push(...texts);
+  }
+  return problems;
+}
 
 /** The address as Herald sends to it (E.164 or a lower-case email), or null when it is not one. */
 async function normalise(ctx: AuthedContext, channel: Channel, raw: string): Promise<string | null> {
@@ -60,19 +103,30 @@ async function normalise(ctx: AuthedContext, channel: Channel, raw: string): Pro
 const invalidReason = (channel: Channel) => (channel === 'email' ? 'Invalid email address' : 'Invalid phone number');
 const invalidSingle = (channel: Channel): FieldProblem => ({ field: 'to', message: `to must be a valid ${channel === 'email' ? 'email address' : 'phone number'}` });
 
-async function run(ctx: AuthedContext, channel: Channel, input: { message: string; subject?: string; attachments?: z.output<typeof attachment>[] }, recipients: RecipientInput[]) {
+/**
+ * Sends the input's message (its texts or its template's, copied now) to `recipients`, rendered for
+ * each one as `audience` says. With `single`, a recipient whose message cannot be rendered is refused
+ * like an address that is not one (400, nothing sent or logged) instead of failing in the answer.
+ */
+async function sendMessage(ctx: AuthedContext, input: CommonInput, recipients: RecipientInput[], audience: Audience, single = false): Promise<RecipientOutcome[]> {
+  const channel = input.type;
   const channelReady = await ctx.delivery.channelFor(ctx.caller.orgId, channel);
-  await ctx.quotas.sendMessages(ctx.caller.orgId, recipients.filter((r) => !r.invalid).length);
+  const texts = await textsOf(ctx, input);
+  // The template named was deleted (or moved) since the input was checked.
+  if (Array.isArray(texts)) throw validationFailed(texts);
+  const message = await prepare(ctx, channel, texts, recipients, audience);
+  if (single && message.recipients[0]?.invalid) throw badRequest(message.recipients[0].invalid);
+  await ctx.quotas.sendMessages(ctx.caller.orgId, message.recipients.filter((r) => !r.invalid).length);
   return deliver(ctx, {
     orgId: ctx.caller.orgId,
     fromName: channelReady.fromName,
     senderUserId: ctx.caller.userId,
     senderApiKeyId: ctx.caller.apiKeyId,
     channel,
-    body: input.message,
-    subject: channel === 'email' ? input.subject : undefined,
+    body: message.body,
+    subject: channel === 'email' ? message.subject : undefined,
     attachments: channel === 'email' ? input.attachments : undefined,
-    recipients,
+    recipients: message.recipients,
     via: channelReady.send,
   });
 }
@@ -85,17 +139,20 @@ async function run(ctx: AuthedContext, channel: Channel, input: { message: strin
 export const send = operation({
   access: SEND,
   input: sendInput,
-  /** One recipient must be an address (the organization's country reads a phone); of many, each fails on its own. */
-  async check(ctx, input) {
-    if (typeof input.to !== 'string' || !input.type) return [];
-    return (await normalise(ctx, input.type, input.to)) ? [] : [invalidSingle(input.type)];
+  /**
+   * One recipient must be an address (the organization's country reads a phone); of many, each fails
+   * on its own. The texts must parse as Liquid, and a template named must be the organization's.
+   */
+  async check(ctx, input, _params, failed) {
+    const single = typeof input.to === 'string' && input.type && !(await normalise(ctx, input.type, input.to)) ? [invalidSingle(input.type)] : [];
+    return [...single, ...(await textProblems(ctx, input, failed))];
   },
   async run(ctx, input): Promise<RecipientOutcome | RecipientOutcome[]> {
     return idempotent(ctx.db, ctx.caller.orgId, ctx.idempotencyKey, 'notifications.send', input, async () => {
       if (typeof input.to === 'string') {
         const address = await normalise(ctx, input.type, input.to);
         if (!address) throw validationFailed([invalidSingle(input.type)]);
-        const [outcome] = await run(ctx, input.type, input, [{ recipient: address }]);
+        const [outcome] = await sendMessage(ctx, input, [{ recipient: address }], AD_HOC, true);
         if (outcome!.status === 'failed') throw new HttpError(502, outcome!.error ?? 'Delivery failed');
         return { recipient: outcome!.recipient, status: 'success' } as RecipientOutcome;
       }
@@ -108,25 +165,42 @@ export const send = operation({
         seen.add(key);
         recipients.push(address ? { recipient: address } : { recipient: raw, invalid: invalidReason(input.type) });
       }
-      return run(ctx, input.type, input, recipients);
+      return sendMessage(ctx, input, recipients, AD_HOC);
     });
   },
 });
 
-/** `POST /notifications/send-to-all`: every contact with an address for the channel, once each. */
+/**
+ * `POST /notifications/send-to-all`: every contact with an address for the channel, once each, but
+ * for the addresses of contacts that left the channel (consent): those are not sent, not charged and
+ * not in the answer.
+ */
 export const sendToAll = operation({
   access: SEND,
   input: sendToAllInput,
+  async check(ctx, input, _params, failed) {
+    return textProblems(ctx, input, failed);
+  },
   async run(ctx, input): Promise<RecipientOutcome[]> {
     return idempotent(ctx.db, ctx.caller.orgId, ctx.idempotencyKey, 'notifications.sendToAll', input, async () => {
-      const column = input.type === 'email' ? 'email' : 'phone';
-      const rows: { address: string }[] = await tenant(ctx.db, ctx.caller.orgId)
-        .scoped('contacts')
-        .whereNotNull(`contacts.${column}`)
-        .distinct(ctx.db.raw(`${column === 'email' ? 'lower(contacts.email)' : 'contacts.phone'} AS address`))
-        .orderBy('address');
-      if (!rows.length) return [];
-      return run(ctx, input.type, input, rows.map((r) => ({ recipient: r.address })));
+      const addresses = await everyContactAddress(ctx, input.type);
+      if (!addresses.length) return [];
+      return sendMessage(ctx, input, addresses.map((recipient) => ({ recipient })), EVERY_CONTACT);
     });
   },
 });
+
+/**
+ * The addresses the organization's contacts have for a channel, each once and in order, less every
+ * address a contact that left the channel has (whichever other contact shares it). Both halves read
+ * the organization's rows alone; the second, the few contacts that left, from their partial index.
+ */
+async function everyContactAddress(ctx: AuthedContext, channel: Channel): Promise<string[]> {
+  const column = channel === 'email' ? 'email' : 'phone';
+  const address = ctx.db.raw(`${column === 'email' ? 'lower(contacts.email)' : 'contacts.phone'} AS address`);
+  const withAddress = () => tenant(ctx.db, ctx.caller.orgId).scoped('contacts').whereNotNull(`contacts.${column}`).select(address);
+  const rows: { address: string }[] = await withAddress()
+    .except(withAddress().whereRaw(leftChannel(channel)))
+    .orderBy('address');
+  return rows.map((r) => r.address);
+}

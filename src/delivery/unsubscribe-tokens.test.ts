@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { readUnsubscribeToken, unsubscribeToken, unsubscribeUrl } from './tokens.js';
+import { readUnsubscribeToken, unsubscribeToken, unsubscribeUrl } from './unsubscribe-tokens.js';
 
 const SECRET = 'a server secret of enough length for tests';
 const ORG = '0b7f7f9e-6d1a-4c84-9b55-0d0d3f2a1c11';

@@ -1,6 +1,6 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
-import type { Channel } from '../../delivery/types.js';
-import { CHANNELS } from '../../delivery/types.js';
+import type { Channel } from './types.js';
+import { CHANNELS } from './types.js';
 
 /**
  * Unsubscribe links (platform.md, "Consent"): `<PUBLIC_URL>/u/<token>`, where the token names the

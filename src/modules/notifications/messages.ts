@@ -1,0 +1,145 @@
+import type { AuthedContext } from '../../context.js';
+import { tenant } from '../../db/tenant.js';
+import { characterCount, preview } from '../../delivery/cost.js';
+import { contactsFor, Personaliser, type MessageTexts, type RecipientContact } from '../../delivery/personalise.js';
+import type { RecipientInput } from '../../delivery/pipeline.js';
+import type { Channel, TargetContent } from '../../delivery/types.js';
+import type { FieldProblem } from '../../lib/errors.js';
+import { isTemplate, TemplateRenderError } from '../../lib/templates.js';
+
+/**
+ * What an ad hoc send sends (platform.md, "Personalised messages"): its texts (its own, or a saved
+ * template's), rendered once when no recipient reads differently, else per recipient and priced by
+ * what each one's text costs.
+ */
+
+/** The longest message a channel takes: the text as written, and each recipient's text as rendered. */
+export const MESSAGE_LIMIT: Record<Channel, number> = { sms: 1600, whatsapp: 4096, email: 1_000_000 };
+
+/** Contacts read per query when each recipient's contact is looked up. */
+const CONTACTS_CHUNK = 1000;
+
+/**
+ * A personalised email longer than this is not held from pricing to sending: it is rendered again
+ * when its batch goes out, so a send to many contacts holds a batch of long emails at a time rather
+ * than all of them. Emails cost the same whatever their text, so the second render cannot change
+ * what is charged; SMS and WhatsApp texts are short (their limits above) and always held.
+ */
+const HELD_EMAIL_LENGTH = 4096;
+
+/** What a send's input says it sends. */
+export interface SendTexts {
+  type: Channel;
+  message?: string;
+  subject?: string;
+  templateId?: string;
+}
+
+/**
+ * The texts of a send: the message and subject given, or a copy of the saved template named (taken
+ * now: editing the template later changes nothing already sent). Problems name `templateId` when
+ * the template is not the organization's or is for another channel.
+ */
+export async function textsOf(ctx: AuthedContext, input: SendTexts): Promise<MessageTexts | FieldProblem[]> {
+  if (input.templateId === undefined) return { body: input.message!, subject: input.type === 'email' ? input.subject : undefined };
+  const template = (await tenant(ctx.db, ctx.caller.orgId)
+    .scoped('message_templates')
+    .where('message_templates.id', input.templateId)
+    .first('channel', 'subject', 'content')) as { channel: Channel; subject: string | null; content: string } | undefined;
+  // Another organization's template is answered as unknown: its existence is not the caller's to learn.
+  if (!template) return [{ field: 'templateId', message: "templateId must name one of the organization's templates" }];
+  if (template.channel !== input.type) return [{ field: 'templateId', message: `templateId names a ${template.channel} template; this send is ${input.type}` }];
+  return { body: template.content, subject: input.type === 'email' ? (template.subject ?? undefined) : undefined };
+}
+
+/** A send's message, ready for the pipeline: the shared texts, and its recipients with their own messages where they have them. */
+export interface PreparedMessage extends MessageTexts {
+  recipients: RecipientInput[];
+}
+
+export interface Audience {
+  /**
+   * A send to many contacts (send-to-all): each recipient is rendered with its contact, and an
+   * email carries the unsubscribe headers. An ad hoc send is transactional: each recipient renders
+   * with an empty contact but for its address.
+   */
+  bulk: boolean;
+}
+
+/**
+ * Renders `texts` for the recipients. A message that reads no recipient is rendered once and shared
+ * (the fast path: one body, one price); otherwise each valid recipient gets its own rendered
+ * message and price. A recipient whose render fails, or renders longer than the channel takes,
+ * fails with the reason before anything is reserved: never sent, never charged.
+ */
+export async function prepare(ctx: AuthedContext, channel: Channel, texts: MessageTexts, recipients: RecipientInput[], { bulk }: Audience): Promise<PreparedMessage> {
+  const orgId = ctx.caller.orgId;
+  // A text without markup reads nothing, not even the organization's name: no query for it.
+  const reads = isTemplate(texts.body) || (texts.subject !== undefined && isTemplate(texts.subject));
+  const organizationName = reads ? ((await ctx.loaders.organizationById.load(orgId))?.name ?? '') : '';
+  const personaliser = new Personaliser(ctx.config, channel, texts, { orgId, organizationName, bulk });
+
+  if (!personaliser.personal) {
+    const shared = sharedMessage(personaliser);
+    if ('error' in shared) return { ...texts, recipients: recipients.map((r) => (r.invalid ? r : { recipient: r.recipient, invalid: shared.error })) };
+    return { ...shared, recipients };
+  }
+
+  const prepared: RecipientInput[] = [];
+  for (let i = 0; i < recipients.length; i += CONTACTS_CHUNK) {
+    const chunk = recipients.slice(i, i + CONTACTS_CHUNK);
+    const valid = chunk.filter((r) => !r.invalid).map((r) => r.recipient);
+    const contacts = bulk ? await contactsFor(ctx.db, orgId, channel, valid, personaliser.contactFields) : new Map<string, RecipientContact>();
+    for (const r of chunk) prepared.push(r.invalid ? r : ownMessage(personaliser, r.recipient, contacts.get(r.recipient) ?? null));
+  }
+  // The shared texts are never sent (every recipient has its own); they stand for the send where a
+  // log has no rendered text to show (each of its recipients failed to render).
+  return { ...texts, recipients: prepared };
+}
+
+/** The message every recipient shares, rendered once, or why it cannot be sent (every recipient then fails with it). */
+function sharedMessage(personaliser: Personaliser): MessageTexts | { error: string } {
+  try {
+    const texts = personaliser.shared();
+    const problem = tooLong(personaliser.channel, texts.body);
+    return problem ? { error: problem } : texts;
+  } catch (err) {
+    if (!(err instanceof TemplateRenderError)) throw err;
+    return { error: err.message };
+  }
+}
+
+/** A recipient with its own rendered message and price, or failed with why it has none. */
+function ownMessage(personaliser: Personaliser, address: string, contact: RecipientContact | null): RecipientInput {
+  try {
+    const content = personaliser.forRecipient(address, contact);
+    const body = content.body!;
+    const problem = tooLong(personaliser.channel, body);
+    if (problem) return { recipient: address, invalid: problem };
+    const held = personaliser.channel !== 'email' || body.length <= HELD_EMAIL_LENGTH;
+    return {
+      recipient: address,
+      own: {
+        cost: personaliser.costOf(body),
+        preview: preview(body),
+        length: characterCount(body),
+        content: held ? holding(content) : () => personaliser.forRecipient(address, contact),
+      },
+    };
+  } catch (err) {
+    if (!(err instanceof TemplateRenderError)) throw err;
+    return { recipient: address, invalid: err.message };
+  }
+}
+
+/**
+ * A content kept for sending. Made apart from the closure that renders again, so that one does not
+ * keep the rendered content alive with it (closures of one scope share what they capture).
+ */
+const holding = (content: TargetContent) => () => content;
+
+/** Why a rendered text cannot be sent on the channel, or null. */
+function tooLong(channel: Channel, body: string): string | null {
+  const limit = MESSAGE_LIMIT[channel];
+  return body.length > limit ? `The rendered message is ${body.length} characters; ${channel} takes at most ${limit}` : null;
+}
