@@ -56,3 +56,23 @@ export async function tenantScans(client: pg.Client, s: Statement): Promise<{ ta
   walk(rows[0]['QUERY PLAN'][0].Plan);
   return scans;
 }
+
+/**
+ * Every statement names the organization and stays with it: on Citus each distributed plan goes to
+ * one shard; on plain Postgres each scan of a tenant table is restricted by the organization itself.
+ */
+export async function expectEachWithOrganization(client: pg.Client, statements: Statement[], orgId: string) {
+  const citus = await isCitus(client);
+  for (const s of statements) {
+    expect({ sql: s.sql, bindings: s.bindings }).toEqual({ sql: s.sql, bindings: expect.arrayContaining([orgId]) });
+    if (citus) {
+      // At least one distributed plan, and each of them on a single shard.
+      const counts = await taskCounts(client, s);
+      expect({ sql: s.sql, counts }).toEqual({ sql: s.sql, counts: counts.length ? counts.map(() => 1) : [1] });
+    } else {
+      for (const scan of await tenantScans(client, s)) {
+        expect({ sql: s.sql, ...scan }).toEqual({ sql: s.sql, ...scan, conditions: expect.stringContaining(`organization_id = '${orgId}'::uuid`) });
+      }
+    }
+  }
+}
