@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Herald } from '../src/server.js';
 import { startSmsGatewayFake, type SmsGatewayFake } from './fakes/sms-gateway-fake.js';
 import { startSmtpSink, type SinkMessage, type SmtpSink } from './fakes/smtp-sink.js';
-import { client, isolatedDatabase, signupOrg, startTestHerald, type Client, type Org } from './helpers/herald.js';
+import { liveOrg as liveOrgOf } from './helpers/live-org.js';
+import { client, isolatedDatabase, startTestHerald, type Client, type Org } from './helpers/herald.js';
 
 /**
  * Personalised campaigns and consent (platform.md, "Personalised messages" and "Consent") at the
@@ -36,26 +37,8 @@ beforeEach(() => {
   sink.messages.length = 0;
 });
 
-/** A fresh organization with SMS and email credentials, as its admin would set them. */
-async function liveOrg(): Promise<Org> {
-  const org = await signupOrg(api);
-  const res = await api.put(
-    '/organizations/current/credentials',
-    {
-      sms_apiKey: 'key-1',
-      sms_partnerID: '42',
-      sms_shortCode: 'HERALD',
-      email_host: sink.host,
-      email_port: String(sink.port),
-      email_user: `mailer-${randomBytes(4).toString('hex')}`,
-      email_pass: 's3cret',
-      email_from: 'noreply@herald.test',
-    },
-    { token: org.token },
-  );
-  if (res.status !== 200) throw new Error(`credentials: ${res.status} ${JSON.stringify(res.body)}`);
-  return org;
-}
+/** A fresh organization with SMS and email credentials. */
+const liveOrg = () => liveOrgOf(api, { sink });
 
 let serial = 0;
 const phone = () => `+25471${String(1_000_000 + serial++).padStart(7, '0')}`;
@@ -216,6 +199,16 @@ describe('templates in campaigns', () => {
     expect(await credits(org)).toBe(before);
   });
 
+  test('templateId through GraphQL: the saved text is copied, content and subject left null', async () => {
+    const email = await api.post('/templates', { name: 'Digest', channel: 'email', subject: 'Digest for {{ contact.firstName }}', content: '<p>News</p>' }, { token: org.token });
+    const res = await api.gql(
+      `mutation($input: CreateCampaignInput!) { createCampaign(input: $input) { messages { email { templateId subject content } } } }`,
+      { input: { name: 'Digest', type: 'broadcast', channels: ['email'], messages: { email: { templateId: email.body._id, subject: null, content: null } } } },
+      { token: org.token },
+    );
+    expect(res.body).toEqual({ data: { createCampaign: { messages: { email: { templateId: email.body._id, subject: 'Digest for {{ contact.firstName }}', content: '<p>News</p>' } } } } });
+  });
+
   test('templateId: the saved template is copied, again at launch; another organization\'s is refused', async () => {
     const other = await liveOrg();
     const theirs = await api.post('/templates', { name: 'Theirs', channel: 'sms', content: 'Not yours' }, { token: other.token });
@@ -320,16 +313,17 @@ describe('preview and estimate, both doors', () => {
     expect(tooMany.body.details[0].field).toBe('to');
   });
 
-  test('another organization\'s contact is refused by preview, and its campaign answered as `GET` answers it', async () => {
+  test('another organization\'s contact is refused by preview, and its campaign is 403 to preview, estimate and test send', async () => {
     const [a, b] = [await liveOrg(), await liveOrg()];
     const theirs = await contact(b, { name: 'Theirs' });
     const created = await campaign(a, { messages: { sms: { content: 'Hi' } } });
     const preview = await api.post(`/campaigns/${created.body._id}/preview`, { contactId: theirs._id }, { token: a.token });
     expect(preview.status).toBe(400);
     expect(preview.body.details).toEqual([{ field: 'contactId', message: 'contactId is not a contact of this organization' }]);
-    const foreign = (await api.get(`/campaigns/${created.body._id}`, { token: b.token })).status;
-    expect(foreign).toBeGreaterThanOrEqual(403);
-    expect((await api.get(`/campaigns/${created.body._id}/estimate`, { token: b.token })).status).toBe(foreign);
-    expect((await api.post(`/campaigns/${created.body._id}/preview`, {}, { token: b.token })).status).toBe(foreign);
+    const forbidden = { statusCode: 403, message: 'Insufficient permissions', error: 'Forbidden' };
+    expect((await api.get(`/campaigns/${created.body._id}/estimate`, { token: b.token })).body).toEqual(forbidden);
+    expect((await api.post(`/campaigns/${created.body._id}/preview`, {}, { token: b.token })).body).toEqual(forbidden);
+    expect((await api.post(`/campaigns/${created.body._id}/test`, { to: ['+254799000222'] }, { token: b.token })).body).toEqual(forbidden);
+    expect(smsTexts().has('+254799000222')).toBe(false);
   });
 });

@@ -4,7 +4,8 @@ import { startSmsGatewayFake, type SmsGatewayFake } from './fakes/sms-gateway-fa
 import { startSmtpSink, type SinkMessage, type SmtpSink } from './fakes/smtp-sink.js';
 import { expectGqlError, expectValidation, makeContact } from './helpers/contacts-groups.js';
 import { expectError } from './helpers/expect.js';
-import { heraldWithClient, signupOrg, type Client, type Credential, type Org } from './helpers/herald.js';
+import { liveOrg as liveOrgOf } from './helpers/live-org.js';
+import { heraldWithClient, type Client, type Credential, type Org } from './helpers/herald.js';
 
 /*
  * platform.md, "Personalised messages" and "Consent", for ad hoc sends and send-to-all, through both
@@ -26,13 +27,7 @@ afterAll(async () => {
 
 /** A fresh organization with its SMS and email credentials set, as its admin would; `cred` is its admin's. */
 async function liveOrg(): Promise<Org & { cred: Credential; name: string }> {
-  const org = await signupOrg(api);
-  const res = await api.put(
-    '/organizations/current/credentials',
-    { sms_apiKey: 'key-1', sms_partnerID: '42', sms_shortCode: 'HERALD', email_host: sink.host, email_port: String(sink.port), email_from: 'noreply@herald.test' },
-    { token: org.token },
-  );
-  if (res.status !== 200) throw new Error(`credentials: ${res.status} ${JSON.stringify(res.body)}`);
+  const org = await liveOrgOf(api, { sink });
   const name = (await api.get('/organizations/current', { token: org.token })).body.name as string;
   return { ...org, cred: { token: org.token }, name };
 }

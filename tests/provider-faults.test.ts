@@ -5,7 +5,8 @@ import type { Herald } from '../src/server.js';
 import { startSmsGatewayFake, type SmsGatewayFake } from './fakes/sms-gateway-fake.js';
 import { startSmtpSink, type SinkBehaviour, type SmtpSink } from './fakes/smtp-sink.js';
 import { startWhatsAppFake, type WhatsAppFake } from './fakes/whatsapp-fake.js';
-import { client, isolatedDatabase, signupOrg, startTestHerald, waitFor, type Client, type Org } from './helpers/herald.js';
+import { liveOrg as liveOrgOf } from './helpers/live-org.js';
+import { client, isolatedDatabase, startTestHerald, waitFor, type Client, type Org } from './helpers/herald.js';
 
 /*
  * Provider faults over HTTP against a live-mode Herald: the SMS gateway, the WhatsApp Cloud API and
@@ -62,31 +63,8 @@ beforeEach(() => {
 const phone = (i: number) => `+254712${String(345_000 + i)}`;
 const email = (i: number) => `person${i}@example.com`;
 
-/** A fresh organization with every channel's credentials set through the API, as its admin would. */
-async function liveOrg(overrides: Record<string, string> = {}): Promise<Org> {
-  const org = await signupOrg(api);
-  const res = await api.put(
-    '/organizations/current/credentials',
-    {
-      sms_apiKey: 'key-1',
-      sms_partnerID: '42',
-      sms_shortCode: 'HERALD',
-      email_host: sink.host,
-      email_port: String(sink.port),
-      // A login of its own gives the organization its own SMTP pool: no warm connection from another
-      // test hides a fault that happens at connect time.
-      email_user: `mailer-${randomBytes(4).toString('hex')}`,
-      email_pass: 's3cret',
-      email_from: 'noreply@herald.test',
-      whatsapp_access_token: wa.token,
-      whatsapp_phone_number_id: wa.phoneNumberId,
-      ...overrides,
-    },
-    { token: org.token },
-  );
-  if (res.status !== 200) throw new Error(`credentials: ${res.status} ${JSON.stringify(res.body)}`);
-  return org;
-}
+/** A fresh organization with every channel's credentials set through the API. */
+const liveOrg = (overrides: Record<string, string> = {}) => liveOrgOf(api, { sink, wa }, overrides);
 
 const credits = async (org: Org) => (await api.get('/organizations/current', { token: org.token })).body.credits as number;
 const logs = async (org: Org, query = '') => (await api.get(`/message-logs?limit=1000${query}`, { token: org.token })).body as any[];

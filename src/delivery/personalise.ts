@@ -95,14 +95,9 @@ export class Personaliser {
     this.contactFields = paths.some((p) => !p[1] || !(p[1] in FIELD_COLUMNS)) ? CONTACT_FIELDS : [...new Set(paths.map((p) => FIELD_COLUMNS[p[1]!]!))];
   }
 
-  /** Whether each recipient is sent its own content (text, or headers). */
+  /** Whether each recipient is sent its own content (text, or headers): rendering it needs the contact behind each address (`contactsFor`). */
   get personal(): boolean {
     return this.readsRecipient || this.headers;
-  }
-
-  /** Whether rendering needs the contact behind each address (`contactsFor`). */
-  get needsContacts(): boolean {
-    return this.personal;
   }
 
   /** The text every recipient shares, rendered once (throws `TemplateRenderError`). */
