@@ -19,6 +19,7 @@ export function textArrayLiteral(values: readonly (string | null)[]): string {
     if (i) out += ',';
     if (v === null || v === undefined) out += 'NULL';
     else if (v !== '' && PLAIN.test(v) && v.toUpperCase() !== 'NULL') out += v;
+    else if (v.indexOf('"') === -1 && v.indexOf('\\') === -1) out += `"${v}"`;
     else out += `"${v.replace(/[\\"]/g, '\\$&')}"`;
   }
   return `${out}}`;

@@ -43,7 +43,9 @@ export function smsShape(message: string): SmsShape {
 export function unitCost(config: Config, channel: Channel, message: string): number {
   switch (channel) {
     case 'sms':
-      return smsShape(message).segments * config.costs.smsSegment;
+      // Any text of at most 70 UTF-16 code units is one segment in either encoding (at most 140
+      // septets in GSM-7): most texts are, and a personalised campaign costs every recipient's.
+      return (message.length <= 70 ? 1 : smsShape(message).segments) * config.costs.smsSegment;
     case 'email':
       return config.costs.email;
     case 'whatsapp':
@@ -51,8 +53,21 @@ export function unitCost(config: Config, channel: Channel, message: string): num
   }
 }
 
-/** Characters as a person counts them (code points), for `messageLength`. */
-export const characterCount = (message: string) => [...message].length;
+/** Characters as a person counts them (code points), for `messageLength`: UTF-16 code units less the second half of each surrogate pair. */
+export function characterCount(message: string): number {
+  let count = message.length;
+  for (let i = 0; i < message.length; i++) {
+    const code = message.charCodeAt(i);
+    if (code >= 0xd800 && code <= 0xdbff && i + 1 < message.length) {
+      const next = message.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        count--;
+        i++;
+      }
+    }
+  }
+  return count;
+}
 
 /** The first 100 characters, for `messagePreview`. */
 export const preview = (message: string) => [...message].slice(0, 100).join('');

@@ -55,13 +55,20 @@ function contactVariables(channel: Channel, address: string, contact: RecipientC
   }
   return {
     name: contact.name ?? null,
-    firstName: contact.name?.trim().split(/\s+/)[0] || null,
+    firstName: contact.name ? firstWord(contact.name) : null,
     email: contact.email ?? null,
     phone: contact.phone ?? null,
     organization: contact.company ?? null,
     tags: contact.tags ?? [],
     attributes: contact.attributes ?? {},
   };
+}
+
+/** The first word of a name (null for a blank one): what `name.trim().split(/\s+/)[0]` gives, without the array. */
+function firstWord(name: string): string | null {
+  const trimmed = name.trim();
+  const end = trimmed.search(/\s/);
+  return (end === -1 ? trimmed : trimmed.slice(0, end)) || null;
 }
 
 export class Personaliser {
@@ -74,7 +81,9 @@ export class Personaliser {
   /** The contact columns the texts read (`contactsFor` reads only those). */
   readonly contactFields: readonly ContactField[];
   private sharedTexts: MessageTexts | null = null;
-  private globalsOnce: Record<string, unknown> | null = null;
+  /** `organization` and (in campaigns) `campaign`: the variables every recipient shares. */
+  private readonly organization: { name: string };
+  private readonly campaign: { name: string } | undefined;
 
   /** Compiles the texts (they were checked when saved: a syntax error here is a bug, and throws). */
   constructor(
@@ -84,6 +93,8 @@ export class Personaliser {
     private readonly scope: PersonalScope,
   ) {
     this.source = texts;
+    this.organization = { name: scope.organizationName };
+    this.campaign = scope.campaignName !== undefined ? { name: scope.campaignName } : undefined;
     this.subject = texts.subject !== undefined ? compile(texts.subject) : null;
     this.body = compile(texts.body);
     const reads = new Set([...variablesRead(this.body), ...(this.subject ? variablesRead(this.subject) : [])]);
@@ -124,7 +135,7 @@ export class Personaliser {
   forRecipient(address: string, contact: RecipientContact | null): TargetContent {
     const link = this.readsUnsubscribe || this.headers ? this.unsubscribeLink(address, contact) : '';
     const texts = this.readsRecipient
-      ? this.renderWith({ ...this.globals(), contact: contactVariables(this.channel, address, contact), unsubscribe_url: link })
+      ? this.renderWith({ organization: this.organization, campaign: this.campaign, contact: contactVariables(this.channel, address, contact), unsubscribe_url: link })
       : this.shared();
     const content: TargetContent = { body: texts.body };
     if (texts.subject !== undefined) content.subject = texts.subject;
@@ -143,15 +154,9 @@ export class Personaliser {
     return unsubscribeUrl(this.config.publicUrl, this.config.jwtSecret, ref);
   }
 
+  /** The variables of a text rendered once: no recipient, so no link and an empty contact. */
   private globals(): Record<string, unknown> {
-    if (this.globalsOnce) return this.globalsOnce;
-    const globals: Record<string, unknown> = { organization: { name: this.scope.organizationName } };
-    if (this.scope.campaignName !== undefined) globals.campaign = { name: this.scope.campaignName };
-    // Read by a template rendered once: no recipient, so no link and an empty contact.
-    globals.contact = contactVariables(this.channel, '', null);
-    globals.unsubscribe_url = '';
-    this.globalsOnce = globals;
-    return globals;
+    return { organization: this.organization, campaign: this.campaign, contact: contactVariables(this.channel, '', null), unsubscribe_url: '' };
   }
 
   private renderWith(variables: Record<string, unknown>): MessageTexts {

@@ -185,7 +185,8 @@ async function personalise(deps: BatchDeps, ref: ChunkRef, personaliser: Persona
         prepared.failures.push(null);
         prepared.costs.push(cost);
         first ??= body;
-        prepared.log.length = Math.max(prepared.log.length, characterCount(body));
+        // A text has at most as many characters as code units: only a longer one can be the longest.
+        if (body.length > prepared.log.length) prepared.log.length = Math.max(prepared.log.length, characterCount(body));
         prepared.log.unit = Math.max(prepared.log.unit, cost);
       } catch (err) {
         if (!(err instanceof TemplateRenderError)) throw err;
