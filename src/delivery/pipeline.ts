@@ -205,6 +205,8 @@ interface Settlement {
   failed_count: number;
   cost: number;
   network: string | null;
+  /** Each recipient's provider message id, by position; null when the provider gave none. */
+  provider_ids: (string | null)[] | null;
   /** What the log holds (not written: it tells whether the settle releases anything). */
   held: number;
 }
@@ -236,10 +238,12 @@ class Settler {
     let next = 0;
     let successes = 0;
     let cost = 0;
+    let providerIds: (string | null)[] | null = null;
     const outcomes: RecipientOutcome[] = batch.recipients.map((r, i) => {
       const error = r.invalid ?? unsent.get(i);
       if (error !== undefined) return { recipient: r.recipient, status: 'failed', error };
       const res = results[next++]!;
+      if (res.providerMessageId) (providerIds ??= batch.recipients.map(() => null))[i] = res.providerMessageId;
       if (!res.ok) return { recipient: r.recipient, status: 'failed', error: res.error ?? 'Delivery failed' };
       successes++;
       cost += r.own?.cost ?? unit;
@@ -252,6 +256,7 @@ class Settler {
       failed_count: outcomes.length - successes,
       cost: round2(cost),
       network: results.find((r) => r.ok)?.network ?? results[0]?.network ?? null,
+      provider_ids: providerIds,
       held: batch.reserved,
     });
     this.running ??= this.drain();

@@ -66,6 +66,7 @@ export const routes: Route[] = [
   { method: 'post', path: '/notifications/send-to-all', op: notifications.sendToAll },
   { method: 'get', path: '/message-logs', op: messageLogs.list, list: true, input: queryFilters },
   { method: 'get', path: '/message-logs/:id', op: messageLogs.get, input: none },
+  { method: 'get', path: '/message-logs/:id/events', op: messageLogs.events, input: none },
   { method: 'get', path: '/sandbox/outbox', op: sandbox.list, list: true, input: queryFilters },
 
   { method: 'post', path: '/api-keys', op: apiKeys.create, status: 201 },

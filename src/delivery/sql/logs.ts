@@ -38,7 +38,7 @@ export const insertPendingLogs = statement<{
 export const settleLogs = statement<
   {
     orgId: string;
-    /** `jsonRows` of `{ id, recipients (JSON text), success_count, failed_count, cost, network }`. */
+    /** `jsonRows` of `{ id, recipients (JSON text), success_count, failed_count, cost, network, provider_ids }`. */
     logs: string;
   },
   { refund: number }
@@ -46,8 +46,8 @@ export const settleLogs = statement<
   'herald_logs_settle',
   `UPDATE message_logs m
    SET recipients = i.recipients, pending_count = 0, success_count = i.success_count, failed_count = i.failed_count,
-       cost = i.cost, network = i.network, settled_at = now(), updated_at = date_trunc('milliseconds', now())
-   FROM json_to_recordset(:logs::json) AS i(id uuid, recipients json, success_count int, failed_count int, cost numeric, network text)
+       cost = i.cost, network = i.network, provider_ids = i.provider_ids, settled_at = now(), updated_at = date_trunc('milliseconds', now())
+   FROM json_to_recordset(:logs::json) AS i(id uuid, recipients json, success_count int, failed_count int, cost numeric, network text, provider_ids text[])
    WHERE m.organization_id = :orgId AND m.id = i.id AND m.settled_at IS NULL
    RETURNING m.reserved - i.cost AS refund`,
 );

@@ -283,6 +283,7 @@ async function settle(db: Db, ref: ChunkRef, senderUserId: string | null, prepar
     let cost = 0;
     let firstNetwork: string | null = null;
     let sentNetwork: string | null = null;
+    let providerIds: (string | null)[] | null = null;
     const outcomes = batch.addresses.map((recipient, i) => {
       const error = failures[i];
       if (error) {
@@ -291,6 +292,7 @@ async function settle(db: Db, ref: ChunkRef, senderUserId: string | null, prepar
       }
       const r = results[next++]!;
       firstNetwork ??= r.network;
+      if (r.providerMessageId) (providerIds ??= batch.addresses.map(() => null))[i] = r.providerMessageId;
       if (!r.ok) return { recipient, status: 'failed', error: r.error ?? 'Delivery failed' };
       sent++;
       sentNetwork ??= r.network;
@@ -307,6 +309,7 @@ async function settle(db: Db, ref: ChunkRef, senderUserId: string | null, prepar
       failed: size - sent,
       cost: round2(cost),
       network,
+      provider_ids: providerIds,
       preview: log.preview,
       length: log.length,
       unit_cost: log.unit,

@@ -7,4 +7,7 @@ export const resolvers: Resolvers = {
     messageLogs: async (_, args, ctx) => connection(await messageLogs.list(ctx, compact(args.filter), pageArgs(args))),
     messageLog: (_, { id }, ctx) => messageLogs.get(ctx, undefined, { id }),
   },
+  MessageLog: {
+    events: (log, _, ctx) => messageLogs.events(ctx, undefined, { id: log._id }),
+  },
 };

@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import { paginateAs, type PageRequest } from '../../db/pagination.js';
 import { tenant } from '../../db/tenant.js';
+import { run } from '../../db/statements.js';
 import { expandRecipients, type StoredRecipient } from '../../delivery/log-recipients.js';
+import type { AuthedContext } from '../../context.js';
+import { eventsOfLog, receiptsOfLogs, type EventRow, type ReceiptRow } from '../receipts/sql.js';
 import { operation } from '../../operation.js';
 import * as v from '../../lib/validation.js';
 
@@ -16,6 +19,7 @@ interface MessageLogRow {
   test: boolean;
   network: string | null;
   recipients: StoredRecipient[];
+  provider_ids: (string | null)[] | null;
   settled_at: Date | null;
   message_preview: string;
   message_length: number;
@@ -30,7 +34,7 @@ export interface MessageLogDto {
   senderUserId: string | null;
   senderOrgId: string;
   network: string | null;
-  recipients: { recipient: string; status: string; error?: string }[];
+  recipients: LogRecipientDto[];
   messagePreview: string;
   messageLength: number;
   cost: number;
@@ -41,13 +45,58 @@ export interface MessageLogDto {
   updatedAt: string;
 }
 
-const toDto = (row: MessageLogRow): MessageLogDto => ({
+/**
+ * One recipient of a log: its v1.0 outcome, and when known (platform.md, "Receipts and
+ * engagement") the provider's message id and what happened after the send. A field not known is
+ * left out.
+ */
+export interface LogRecipientDto {
+  recipient: string;
+  status: string;
+  error?: string;
+  providerMessageId?: string;
+  deliveredAt?: string;
+  readAt?: string;
+  openedAt?: string;
+  clickedAt?: string;
+  deliveryError?: string;
+}
+
+/** Receipts of a page's logs, by log id and position. */
+type Receipts = Map<string, ReceiptRow & { position: number }>;
+
+function recipientsOf(row: MessageLogRow, receipts: Receipts): LogRecipientDto[] {
+  return expandRecipients(row.recipients, row.settled_at !== null).map((r, i) => {
+    const out: LogRecipientDto = { ...r };
+    const providerId = row.provider_ids?.[i];
+    if (providerId) out.providerMessageId = providerId;
+    const receipt = receipts.get(`${row.id}/${i + 1}`);
+    if (receipt) {
+      if (receipt.delivered_at) out.deliveredAt = receipt.delivered_at.toISOString();
+      if (receipt.read_at) out.readAt = receipt.read_at.toISOString();
+      if (receipt.opened_at) out.openedAt = receipt.opened_at.toISOString();
+      if (receipt.clicked_at) out.clickedAt = receipt.clicked_at.toISOString();
+      if (receipt.delivery_error) out.deliveryError = receipt.delivery_error;
+    }
+    return out;
+  });
+}
+
+/** The receipts of the recipients of `rows`, in one query. */
+async function receiptsFor(ctx: AuthedContext, rows: MessageLogRow[]): Promise<Receipts> {
+  const receipts: Receipts = new Map();
+  if (!rows.length) return receipts;
+  for (const r of await run(ctx.db, receiptsOfLogs, { orgId: ctx.caller.orgId, logIds: rows.map((row) => row.id) })) receipts.set(`${r.log_id}/${r.position}`, r);
+  return receipts;
+}
+
+const toDto = (row: MessageLogRow, receipts: Receipts): MessageLogDto => ({
   _id: row.id,
   channel: row.channel,
   senderUserId: row.sender_user_id,
   senderOrgId: row.organization_id,
   network: row.network,
-  recipients: expandRecipients(row.recipients, row.settled_at !== null),
+  recipients: recipientsOf(row, receipts),
   messagePreview: row.message_preview,
   messageLength: row.message_length,
   cost: Number(row.cost),
@@ -58,7 +107,7 @@ const toDto = (row: MessageLogRow): MessageLogDto => ({
 });
 
 const COLUMNS = [
-  'id', 'organization_id', 'channel', 'sender_user_id', 'campaign_id', 'test', 'network', 'recipients',
+  'id', 'organization_id', 'channel', 'sender_user_id', 'campaign_id', 'test', 'network', 'recipients', 'provider_ids',
   'message_preview', 'message_length', 'cost', 'settled_at', 'created_at', 'updated_at',
 ].map((c) => `message_logs.${c}`);
 
@@ -93,13 +142,52 @@ export const list = operation({
     if (filter.dateFrom) q.where('message_logs.created_at', '>=', start(filter.dateFrom));
     if (filter.dateTo) q.where('message_logs.created_at', '<=', end(filter.dateTo));
     if (filter.campaignId) q.where('message_logs.campaign_id', filter.campaignId);
-    return paginateAs(q, 'message_logs', page, toDto);
+    const rows = await paginateAs(q, 'message_logs', page, (row: MessageLogRow) => row);
+    const receipts = await receiptsFor(ctx, rows.items);
+    return { ...rows, items: rows.items.map((row) => toDto(row, receipts)) };
   },
 });
 
 export const get = operation({
   access: READ,
   async run(ctx, _input: undefined, { id }: { id: string }) {
-    return toDto(await tenant(ctx.db, ctx.caller.orgId).owned<MessageLogRow>('message_logs', id, COLUMNS));
+    const row = await tenant(ctx.db, ctx.caller.orgId).owned<MessageLogRow>('message_logs', id, COLUMNS);
+    return toDto(row, await receiptsFor(ctx, [row]));
+  },
+});
+
+export interface MessageEventDto {
+  _id: string;
+  /** `message.delivered`, `message.opened`, `message.clicked`, `message.failed`. */
+  type: string;
+  recipient: string;
+  /** The recipient's position in the log (1 is the first). */
+  position: number;
+  campaignId: string | null;
+  /** False for a scanner's or prefetcher's open or click: recorded, not counted. */
+  counted: boolean;
+  data: Record<string, unknown>;
+  occurredAt: string;
+  createdAt: string;
+}
+
+const eventDto = (e: EventRow): MessageEventDto => ({
+  _id: e.id,
+  type: e.type,
+  recipient: e.recipient,
+  position: e.position,
+  campaignId: e.campaign_id,
+  counted: e.counted,
+  data: e.data,
+  occurredAt: e.occurred_at.toISOString(),
+  createdAt: e.created_at.toISOString(),
+});
+
+/** `GET /message-logs/:id/events`: what happened to the log's recipients after the send, in order. */
+export const events = operation({
+  access: READ,
+  async run(ctx, _input: undefined, { id }: { id: string }): Promise<MessageEventDto[]> {
+    await tenant(ctx.db, ctx.caller.orgId).owned('message_logs', id, ['message_logs.id']);
+    return (await run(ctx.db, eventsOfLog, { orgId: ctx.caller.orgId, logId: id })).map(eventDto);
   },
 });

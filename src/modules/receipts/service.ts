@@ -1,0 +1,180 @@
+import type { Db } from '../../db/database.js';
+import { jsonRows, run } from '../../db/statements.js';
+import { firstReceipt, lockReceipt, logByPrefix, logByProviderId, uncountedEvent, updateReceipt, type ReceiptRow } from './sql.js';
+
+/**
+ * Receipts and engagement (platform.md): the one place a recipient's state after its send changes.
+ * Provider webhooks, the tracking links and the sandbox all call `record` with the recipient (its
+ * log and position) and what happened; it sets each of the recipient's timestamps once, records an
+ * event for each change, and counts the recipient in its campaign's `delivered`, `opened` and
+ * `clicked` in the same statement, so a receipt delivered twice, late, out of order or fifty times
+ * at once counts once. Implied changes are made with the event that implies them: a WhatsApp
+ * `read` is a delivery, a click an open. An open or click recognised as a scanner's changes nothing
+ * and is recorded uncounted.
+ */
+
+export type ReceiptKind = 'delivered' | 'read' | 'failed' | 'opened' | 'clicked';
+
+/** A recipient: the message log that sent it and its position there (1 is the first). */
+export interface RecipientRef {
+  logId: string;
+  position: number;
+}
+
+export interface Receipt {
+  kind: ReceiptKind;
+  /** When it happened (the provider's time when it gives one). */
+  at: Date;
+  /** `failed`: the provider's reason. */
+  error?: string;
+  /** An open or click by a known scanner or prefetcher: recorded, never counted. */
+  scanner?: boolean;
+  /** Kept with the event: a click's URL, a provider's status. */
+  data?: Record<string, unknown>;
+}
+
+/** What a receipt did: changed the recipient, changed nothing (a duplicate, a scanner's), or named no recipient Herald has. */
+export type Outcome = 'changed' | 'unchanged' | 'unknown';
+
+/** The webhook event type of each change (platform.md, "Outbound webhooks"); a WhatsApp read is its open. */
+const EVENT_TYPE: Record<ReceiptKind, string> = {
+  delivered: 'message.delivered',
+  read: 'message.opened',
+  opened: 'message.opened',
+  clicked: 'message.clicked',
+  failed: 'message.failed',
+};
+
+interface State {
+  delivered_at: Date | null;
+  read_at: Date | null;
+  opened_at: Date | null;
+  clicked_at: Date | null;
+  failed_at: Date | null;
+  delivery_error: string | null;
+}
+
+const EMPTY: State = { delivered_at: null, read_at: null, opened_at: null, clicked_at: null, failed_at: null, delivery_error: null };
+
+/** A recipient's state after a receipt, and the changes it made (the receipt's own first, then those it implies). */
+function apply(before: State, receipt: Receipt): { after: State; changes: ReceiptKind[] } {
+  const after = { ...before };
+  const changes: ReceiptKind[] = [];
+  const set = (kind: ReceiptKind, field: 'delivered_at' | 'read_at' | 'opened_at' | 'clicked_at') => {
+    if (after[field] !== null) return;
+    after[field] = receipt.at;
+    changes.push(kind);
+  };
+  switch (receipt.kind) {
+    case 'delivered':
+      set('delivered', 'delivered_at');
+      break;
+    case 'read':
+      set('read', 'read_at');
+      set('delivered', 'delivered_at');
+      break;
+    case 'opened':
+      set('opened', 'opened_at');
+      break;
+    case 'clicked':
+      set('clicked', 'clicked_at');
+      set('opened', 'opened_at');
+      break;
+    case 'failed':
+      // A recipient already delivered was delivered: a late failure changes nothing.
+      if (after.delivered_at === null && after.failed_at === null) {
+        after.failed_at = receipt.at;
+        after.delivery_error = receipt.error ?? 'Not delivered';
+        changes.push('failed');
+      }
+      break;
+  }
+  return { after, changes };
+}
+
+/** How each campaign counter moves between two states: a recipient counts once in each. */
+function counts(before: State, after: State) {
+  const opened = (s: State) => s.opened_at !== null || s.read_at !== null;
+  return {
+    delivered: before.delivered_at === null && after.delivered_at !== null ? 1 : 0,
+    opened: !opened(before) && opened(after) ? 1 : 0,
+    clicked: before.clicked_at === null && after.clicked_at !== null ? 1 : 0,
+  };
+}
+
+function eventsOf(receipt: Receipt, changes: ReceiptKind[], counted: boolean): string {
+  return jsonRows(
+    changes.map((kind, i) => ({
+      type: EVENT_TYPE[kind],
+      counted,
+      data: { ...(i === 0 ? receipt.data : { impliedBy: receipt.kind }), ...(kind === 'read' && { read: true }), ...(kind === 'failed' && { error: receipt.error }) },
+    })),
+  );
+}
+
+const stateParams = (s: State) => ({
+  deliveredAt: s.delivered_at,
+  readAt: s.read_at,
+  openedAt: s.opened_at,
+  clickedAt: s.clicked_at,
+  failedAt: s.failed_at,
+  error: s.delivery_error,
+});
+
+/** Records what happened to one recipient of organization `orgId`'s message log. */
+export async function record(db: Db, orgId: string, ref: RecipientRef, receipt: Receipt): Promise<Outcome> {
+  const key = { orgId, logId: ref.logId, position: ref.position };
+  if (receipt.scanner) {
+    const [row] = await run(db, uncountedEvent, { ...key, at: receipt.at, events: eventsOf(receipt, [receipt.kind], false) });
+    return row!.known ? 'unchanged' : 'unknown';
+  }
+  // Most recipients have one receipt, or a first one: written with its events and counts in one statement.
+  const first = apply(EMPTY, receipt);
+  const [row] = await run(db, firstReceipt, { ...key, at: receipt.at, ...stateParams(first.after), events: eventsOf(receipt, first.changes, true), ...counts(EMPTY, first.after) });
+  if (!row!.known) return 'unknown';
+  if (row!.inserted) return first.changes.length ? 'changed' : 'unchanged';
+  // Later ones change the recipient's row under its lock: concurrent receipts of one recipient take turns.
+  return db.transaction(async (trx) => {
+    const [locked] = await run(trx, lockReceipt, key);
+    if (!locked) return 'unknown';
+    const { after, changes } = apply(locked, receipt);
+    if (!changes.length) return 'unchanged';
+    await run(trx, updateReceipt, {
+      ...key,
+      campaignId: locked.campaign_id,
+      recipient: locked.recipient,
+      at: receipt.at,
+      ...stateParams(after),
+      events: eventsOf(receipt, changes, true),
+      ...counts(locked, after),
+    });
+    return 'changed';
+  });
+}
+
+const CLIENT_ID = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4})([0-9a-f]{8})$/i;
+
+/**
+ * The recipient Herald's own reference names (a `clientsmsid`, a WhatsApp `biz_opaque_callback_data`:
+ * the log's id with its last 8 hex digits replaced by the position, see `LogTarget.clientId`), or
+ * null when it is not one of the organization's.
+ */
+export async function recipientByReference(db: Db, orgId: string, reference: string): Promise<RecipientRef | null> {
+  const match = CLIENT_ID.exec(reference);
+  if (!match) return null;
+  const position = parseInt(match[2]!, 16);
+  if (position < 1 || position > 32767) return null;
+  const prefix = match[1]!.toLowerCase();
+  const logs = await run(db, logByPrefix, { orgId, low: `${prefix}00000000`, high: `${prefix}ffffffff` });
+  // Two logs sharing 96 bits of their id would make the reference ambiguous: none is better than a wrong one.
+  return logs.length === 1 ? { logId: logs[0]!.id, position } : null;
+}
+
+/** The recipient a provider's message id was recorded for, or null. */
+export async function recipientByProviderId(db: Db, orgId: string, providerId: string): Promise<RecipientRef | null> {
+  if (!providerId || providerId.length > 512) return null;
+  const [row] = await run(db, logByProviderId, { orgId, providerId });
+  return row?.position ? { logId: row.id, position: row.position } : null;
+}
+
+export type { ReceiptRow };

@@ -1,0 +1,148 @@
+import type { Herald } from '../src/server.js';
+import { LogTarget } from '../src/delivery/types.js';
+import { record, recipientByProviderId, recipientByReference, type Receipt } from '../src/modules/receipts/service.js';
+import { heraldWithOrgs, ISO_MS, type Client, type Org } from './helpers/herald.js';
+
+/**
+ * platform.md, "Receipts and engagement": the one place a recipient's state after its send changes
+ * (`modules/receipts/service.ts`), driven directly. Email recipients: the sandbox reports nothing
+ * for them by itself, so only these receipts move them.
+ */
+
+let herald: Herald, api: Client;
+let org: Org, other: Org;
+
+beforeAll(async () => {
+  ({ herald, api, orgs: [org, other] } = await heraldWithOrgs(2));
+});
+afterAll(() => herald?.stop());
+
+const ADDRESSES = ['r1@example.com', 'r2@example.com', 'r3@example.com', 'r4@example.com'];
+
+/** A completed email campaign to four addresses, and its one log. */
+async function sentCampaign(owner: Org) {
+  const created = await api.post(
+    '/campaigns',
+    { name: 'Receipts', type: 'broadcast', channels: ['email'], messages: { email: { subject: 'Hi', content: 'Hello there' } }, recipients: { manual: ADDRESSES } },
+    { token: owner.token },
+  );
+  expect(created.status).toBe(201);
+  const launched = await api.post(`/campaigns/${created.body._id}/launch`, {}, { token: owner.token });
+  expect(launched.body).toMatchObject({ status: 'completed', analytics: { sent: 4, delivered: 0, opened: 0, clicked: 0 } });
+  const logs = await api.get(`/message-logs?campaignId=${created.body._id}`, { token: owner.token });
+  expect(logs.body).toHaveLength(1);
+  const log = logs.body[0];
+  const position = (address: string) => (log.recipients as { recipient: string }[]).findIndex((r) => r.recipient === address) + 1;
+  return { id: created.body._id as string, logId: log._id as string, position };
+}
+
+const analytics = async (owner: Org, id: string) => (await api.get(`/campaigns/${id}`, { token: owner.token })).body.analytics;
+const at = (s: number) => new Date(Date.UTC(2026, 10, 24, 12, 0, s));
+const receipt = (kind: Receipt['kind'], s = 0, extra: Partial<Receipt> = {}): Receipt => ({ kind, at: at(s), ...extra });
+
+describe('recording what happened to a recipient', () => {
+  test('each counter moves once per recipient; a click implies an open; duplicates change nothing', async () => {
+    const c = await sentCampaign(org);
+    const r1 = { logId: c.logId, position: c.position('r1@example.com') };
+    const r2 = { logId: c.logId, position: c.position('r2@example.com') };
+    expect(await record(herald.db, org.orgId, r1, receipt('opened', 1))).toBe('changed');
+    expect(await record(herald.db, org.orgId, r1, receipt('opened', 2))).toBe('unchanged');
+    expect(await record(herald.db, org.orgId, r1, receipt('clicked', 3, { data: { url: 'https://example.com/a' } }))).toBe('changed');
+    expect(await record(herald.db, org.orgId, r1, receipt('clicked', 4))).toBe('unchanged');
+    // A click first opens as well.
+    expect(await record(herald.db, org.orgId, r2, receipt('clicked', 5, { data: { url: 'https://example.com/b' } }))).toBe('changed');
+    expect(await analytics(org, c.id)).toMatchObject({ sent: 4, delivered: 0, opened: 2, clicked: 2 });
+
+    const log = (await api.get(`/message-logs/${c.logId}`, { token: org.token })).body;
+    const shown = (address: string) => log.recipients.find((r: { recipient: string }) => r.recipient === address);
+    expect(shown('r1@example.com')).toEqual({ recipient: 'r1@example.com', status: 'success', openedAt: at(1).toISOString(), clickedAt: at(3).toISOString() });
+    expect(shown('r2@example.com')).toEqual({ recipient: 'r2@example.com', status: 'success', openedAt: at(5).toISOString(), clickedAt: at(5).toISOString() });
+    expect(shown('r3@example.com')).toEqual({ recipient: 'r3@example.com', status: 'success' });
+
+    const events = (await api.get(`/message-logs/${c.logId}/events`, { token: org.token })).body;
+    // In the order they happened; a click and the open it implies happened at once.
+    expect(events.map((e: any) => [e.recipient, e.type, e.data]).slice(0, 2)).toEqual([
+      ['r1@example.com', 'message.opened', {}],
+      ['r1@example.com', 'message.clicked', { url: 'https://example.com/a' }],
+    ]);
+    expect(events.map((e: any) => [e.recipient, e.type, e.data]).slice(2)).toEqual(
+      expect.arrayContaining([
+        ['r2@example.com', 'message.clicked', { url: 'https://example.com/b' }],
+        ['r2@example.com', 'message.opened', { impliedBy: 'clicked' }],
+      ]),
+    );
+    for (const e of events) expect(e).toMatchObject({ _id: expect.any(String), campaignId: c.id, counted: true, occurredAt: expect.stringMatching(ISO_MS), createdAt: expect.stringMatching(ISO_MS) });
+
+    const gql = await api.gql(`query($id: ID!) { messageLog(id: $id) { recipients { recipient openedAt clickedAt deliveredAt readAt deliveryError providerMessageId } events { type recipient counted data } } }`, { id: c.logId }, { token: org.token });
+    expect(gql.body.errors).toBeUndefined();
+    expect(gql.body.data.messageLog.recipients.find((r: any) => r.recipient === 'r1@example.com')).toEqual({
+      recipient: 'r1@example.com', openedAt: at(1).toISOString(), clickedAt: at(3).toISOString(), deliveredAt: null, readAt: null, deliveryError: null, providerMessageId: null,
+    });
+    expect(gql.body.data.messageLog.events).toHaveLength(4);
+  });
+
+  test('a read before its delivery counts both, once; the late delivery and a late failure change nothing', async () => {
+    const c = await sentCampaign(org);
+    const r = { logId: c.logId, position: 1 };
+    expect(await record(herald.db, org.orgId, r, receipt('read', 10))).toBe('changed');
+    expect(await record(herald.db, org.orgId, r, receipt('delivered', 9))).toBe('unchanged');
+    expect(await record(herald.db, org.orgId, r, receipt('failed', 11, { error: 'Expired' }))).toBe('unchanged');
+    expect(await analytics(org, c.id)).toMatchObject({ delivered: 1, opened: 1, clicked: 0 });
+    const failedFirst = { logId: c.logId, position: 2 };
+    expect(await record(herald.db, org.orgId, failedFirst, receipt('failed', 12, { error: 'AbsentSubscriber' }))).toBe('changed');
+    const shown = (await api.get(`/message-logs/${c.logId}`, { token: org.token })).body.recipients;
+    expect(shown[0]).toMatchObject({ deliveredAt: at(10).toISOString(), readAt: at(10).toISOString() });
+    expect(shown[1]).toMatchObject({ status: 'success', deliveryError: 'AbsentSubscriber' });
+  });
+
+  test('fifty identical receipts at once count once', async () => {
+    const c = await sentCampaign(org);
+    const r = { logId: c.logId, position: 3 };
+    const outcomes = await Promise.all(Array.from({ length: 50 }, () => record(herald.db, org.orgId, r, receipt('delivered', 20))));
+    expect(outcomes.filter((o) => o === 'changed')).toHaveLength(1);
+    expect(outcomes.filter((o) => o === 'unchanged')).toHaveLength(49);
+    const mixed = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => record(herald.db, org.orgId, { logId: c.logId, position: 4 }, receipt(i % 2 ? 'clicked' : 'opened', 21))),
+    );
+    expect(mixed.filter((o) => o === 'changed').length).toBeGreaterThanOrEqual(1);
+    expect(await analytics(org, c.id)).toMatchObject({ delivered: 1, opened: 1, clicked: 1 });
+    const events = (await api.get(`/message-logs/${c.logId}/events`, { token: org.token })).body;
+    expect(events.filter((e: any) => e.type === 'message.delivered')).toHaveLength(1);
+    expect(events.filter((e: any) => e.type === 'message.opened')).toHaveLength(1);
+    expect(events.filter((e: any) => e.type === 'message.clicked')).toHaveLength(1);
+  });
+
+  test("a scanner's open is recorded uncounted", async () => {
+    const c = await sentCampaign(org);
+    expect(await record(herald.db, org.orgId, { logId: c.logId, position: 1 }, receipt('opened', 30, { scanner: true, data: { userAgent: 'Barracuda' } }))).toBe('unchanged');
+    expect(await analytics(org, c.id)).toMatchObject({ opened: 0 });
+    const events = (await api.get(`/message-logs/${c.logId}/events`, { token: org.token })).body;
+    expect(events).toEqual([expect.objectContaining({ type: 'message.opened', counted: false, data: { userAgent: 'Barracuda' } })]);
+  });
+
+  test("unknown logs and positions, and another organization's log, are unknown and change nothing", async () => {
+    const c = await sentCampaign(org);
+    expect(await record(herald.db, org.orgId, { logId: c.logId, position: 5 }, receipt('delivered'))).toBe('unknown');
+    expect(await record(herald.db, org.orgId, { logId: c.logId, position: 0 }, receipt('delivered'))).toBe('unknown');
+    expect(await record(herald.db, org.orgId, { logId: '00000000-0000-4000-8000-000000000000', position: 1 }, receipt('delivered'))).toBe('unknown');
+    expect(await record(herald.db, other.orgId, { logId: c.logId, position: 1 }, receipt('delivered'))).toBe('unknown');
+    expect(await record(herald.db, other.orgId, { logId: c.logId, position: 1 }, receipt('opened', 0, { scanner: true }))).toBe('unknown');
+    expect(await analytics(org, c.id)).toMatchObject({ delivered: 0, opened: 0 });
+    expect((await api.get(`/message-logs/${c.logId}/events`, { token: org.token })).body).toEqual([]);
+    expect((await api.get(`/message-logs/${c.logId}/events`, { token: other.token })).status).toBe(403);
+  });
+
+  test("a recipient is found by Herald's own reference, and by the provider's id", async () => {
+    const c = await sentCampaign(org);
+    const reference = new LogTarget('r2@example.com', c.logId, 2).clientId;
+    expect(await recipientByReference(herald.db, org.orgId, reference)).toEqual({ logId: c.logId, position: 2 });
+    expect(await recipientByReference(herald.db, other.orgId, reference)).toBeNull();
+    expect(await recipientByReference(herald.db, org.orgId, 'not-a-reference')).toBeNull();
+    expect(await recipientByReference(herald.db, org.orgId, `${reference.slice(0, 28)}00000000`)).toBeNull();
+    await herald.db('message_logs').where({ organization_id: org.orgId, id: c.logId }).update({ provider_ids: [null, '<abc@mail>', null, null] });
+    expect(await recipientByProviderId(herald.db, org.orgId, '<abc@mail>')).toEqual({ logId: c.logId, position: 2 });
+    expect(await recipientByProviderId(herald.db, other.orgId, '<abc@mail>')).toBeNull();
+    expect(await recipientByProviderId(herald.db, org.orgId, '<nope@mail>')).toBeNull();
+    expect((await api.get(`/message-logs/${c.logId}`, { token: org.token })).body.recipients[1]).toMatchObject({ providerMessageId: '<abc@mail>' });
+  });
+});
