@@ -3,6 +3,7 @@ import type { Deps } from './context.js';
 import { sweeper } from './jobs/sweeper.js';
 import { campaignTasks, sweepCampaigns } from './modules/campaigns/tasks.js';
 import { sweepSends } from './modules/notifications/tasks.js';
+import { sandboxTasks } from './modules/sandbox/receipts.js';
 
 /**
  * Every task a worker process runs: the modules' own, and the periodic sweep made of their parts;
@@ -10,5 +11,5 @@ import { sweepSends } from './modules/notifications/tasks.js';
  */
 export function workerTasks(deps: Deps): { tasks: TaskList; onStart: () => Promise<void> } {
   const sweep = sweeper(deps, [sweepCampaigns, sweepSends]);
-  return { tasks: { ...campaignTasks(deps), ...sweep.tasks }, onStart: sweep.schedule };
+  return { tasks: { ...campaignTasks(deps), ...sandboxTasks(deps), ...sweep.tasks }, onStart: sweep.schedule };
 }

@@ -168,7 +168,7 @@ describe('WhatsApp Cloud adapter', () => {
     expect(wa.calls[0]).toEqual({
       phoneNumberId: wa.phoneNumberId,
       authorization: `Bearer ${wa.token}`,
-      body: { messaging_product: 'whatsapp', recipient_type: 'individual', to: list[0].recipient.slice(1), type: 'text', text: { preview_url: false, body: 'Your order has shipped' } },
+      body: { messaging_product: 'whatsapp', recipient_type: 'individual', to: list[0].recipient.slice(1), type: 'text', text: { preview_url: false, body: 'Your order has shipped' }, biz_opaque_callback_data: list[0].clientId },
     });
     for (const [i, r] of results.entries()) {
       expect(r).toEqual({ recipient: list[i].recipient, ok: true, network: 'whatsapp-cloud', providerMessageId: expect.stringMatching(/^wamid\./) });

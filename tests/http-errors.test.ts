@@ -37,7 +37,7 @@ describe('unknown routes', () => {
   test('a documented path with an undocumented method is 405 with Allow listing its methods, with or without credentials', async () => {
     const cases: [string, string, string][] = [
       ['PATCH', '/contacts', 'GET, POST'],
-      ['DELETE', '/organizations/current', 'GET'],
+      ['DELETE', '/organizations/current', 'GET, PUT'],
       ['GET', '/auth/signup', 'POST'],
       ['POST', `/contacts/${randomUUID()}`, 'GET, PUT, DELETE'],
       ['GET', `/campaigns/${randomUUID()}/launch`, 'POST'],

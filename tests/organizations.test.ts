@@ -7,7 +7,7 @@ let herald: Herald, api: Client;
 beforeAll(async () => ({ herald, api } = await heraldWithClient()));
 afterAll(() => herald?.stop());
 
-const ORG_KEYS = ['_id', 'country', 'createdAt', 'credentials', 'credits', 'emailFromName', 'name', 'sector', 'updatedAt'];
+const ORG_KEYS = ['_id', 'country', 'createdAt', 'credentials', 'credits', 'emailFromName', 'name', 'sector', 'tracking', 'updatedAt'];
 const CREDENTIAL_KEYS = [
   'email_from',
   'email_host',
@@ -20,9 +20,16 @@ const CREDENTIAL_KEYS = [
   'sms_apiKey',
   'sms_apiUrl',
   'sms_partnerID',
+  'sms_reportUrl',
   'sms_shortCode',
+  'whatsapp_app_secret_set',
   'whatsapp_phone_number_id',
+  'whatsapp_verify_token_set',
+  'whatsapp_webhookUrl',
 ];
+/** Credentials shown whatever is stored: the platform's gateway URL and the URLs receipts are pushed to. */
+const ALWAYS_SHOWN = ['sms_apiUrl', 'sms_reportUrl', 'whatsapp_webhookUrl'];
+const SET_FLAGS = ['whatsapp_app_secret_set', 'whatsapp_verify_token_set'];
 
 function expectOrganization(body: any) {
   expect(sorted(body)).toEqual(ORG_KEYS);
@@ -47,7 +54,11 @@ describe('GET /organizations/current', () => {
     expect(res.body).toMatchObject({ _id: org.orgId, name: companyName, sector: 'Finance', country: 'Kenya', credits: 100, emailFromName: null });
     expect(typeof res.body.credentials.sms_apiUrl).toBe('string');
     expect(res.body.credentials.sms_apiUrl.length).toBeGreaterThan(0);
-    for (const key of CREDENTIAL_KEYS.filter((k) => k !== 'sms_apiUrl')) expect(res.body.credentials[key]).toBeNull();
+    for (const key of CREDENTIAL_KEYS.filter((k) => !ALWAYS_SHOWN.includes(k) && !SET_FLAGS.includes(k))) expect(res.body.credentials[key]).toBeNull();
+    for (const key of SET_FLAGS) expect(res.body.credentials[key]).toBe(false);
+    expect(res.body.tracking).toBe(true);
+    expect(res.body.credentials.whatsapp_webhookUrl).toBe(`${herald.deps.config.publicUrl}/webhooks/whatsapp/${org.orgId}`);
+    expect(res.body.credentials.sms_reportUrl).toMatch(new RegExp(`^${herald.deps.config.publicUrl}/webhooks/sms/${org.orgId}/[A-Za-z0-9_-]{32}$`));
   });
 
   test('the user role may read it; API keys may not; no credential is 401', async () => {
@@ -74,14 +85,14 @@ describe('GET /organizations/current', () => {
   test('GraphQL organization', async () => {
     const org = await signupOrg(api, { sector: 'Retail', country: 'KE' });
     const member = await addUser(api, org);
-    const q = `{ organization { _id name sector country credits emailFromName createdAt updatedAt credentials {
+    const q = `{ organization { _id name sector country credits emailFromName tracking createdAt updatedAt credentials {
       sms_apiUrl sms_apiKey sms_partnerID sms_shortCode email_host email_port email_user email_pass email_from email_secure email_tls_verify email_tls_ca
-      whatsapp_phone_number_id } } }`;
+      whatsapp_phone_number_id whatsapp_app_secret_set whatsapp_verify_token_set whatsapp_webhookUrl sms_reportUrl } } }`;
     for (const token of [org.token, member.token]) {
       const res = await api.gql(q, undefined, { token });
       expect(res.body.errors).toBeUndefined();
       const o = res.body.data.organization;
-      expect(o).toMatchObject({ _id: org.orgId, sector: 'Retail', country: 'KE', credits: 100, emailFromName: null });
+      expect(o).toMatchObject({ _id: org.orgId, sector: 'Retail', country: 'KE', credits: 100, emailFromName: null, tracking: true });
       expect(sorted(o.credentials)).toEqual(CREDENTIAL_KEYS);
       expect(o.createdAt).toMatch(ISO_MS);
     }
@@ -300,5 +311,73 @@ describe('BLOCK_PRIVATE_HOSTS=true', () => {
     );
     expectGqlError(res, 400, 'BAD_REQUEST');
     expect((await gapi.get('/organizations/current', { token: org.token })).body.credentials.email_host).toBe('93.184.216.34');
+  });
+});
+
+/* ------------------------------------------------------------------------------------------ */
+
+describe('receipts: WhatsApp webhook credentials, report URLs and the tracking setting', () => {
+  test('the app secret and verify token are write-only, through REST and GraphQL; only whether they are set shows', async () => {
+    const org = await signupOrg(api);
+    const secret = `app-secret-${randomUUID()}`;
+    const verify = `verify-${randomUUID()}`;
+    const res = await putCreds(org, { whatsapp_app_secret: secret });
+    expect(res.status).toBe(200);
+    expectOrganization(res.body);
+    expect(res.body.credentials).toMatchObject({ whatsapp_app_secret_set: true, whatsapp_verify_token_set: false });
+    expectValidation(await putCreds(org, { whatsapp_verify_token: '' }), ['whatsapp_verify_token']);
+    expectValidation(await putCreds(org, { whatsapp_app_secret: 'x'.repeat(501) }), ['whatsapp_app_secret']);
+
+    const m = `mutation($input: CredentialsInput!) { updateCredentials(input: $input) { credentials {
+      whatsapp_app_secret_set whatsapp_verify_token_set whatsapp_webhookUrl sms_reportUrl } } }`;
+    const gql = await api.gql(m, { input: { whatsapp_verify_token: verify } }, { token: org.token });
+    expect(gql.body.errors).toBeUndefined();
+    const shown = gql.body.data.updateCredentials.credentials;
+    expect(shown).toMatchObject({ whatsapp_app_secret_set: true, whatsapp_verify_token_set: true });
+    expect(shown.whatsapp_webhookUrl).toBe(`${herald.deps.config.publicUrl}/webhooks/whatsapp/${org.orgId}`);
+
+    const read = await api.get('/organizations/current', { token: org.token });
+    expect(read.body.credentials).toMatchObject({ ...shown });
+    for (const body of [read.body, gql.body]) for (const s of [secret, verify]) expect(JSON.stringify(body)).not.toContain(s);
+    const noSecret = await api.gql(`{ organization { credentials { whatsapp_app_secret } } }`, undefined, { token: org.token });
+    expectGqlError(noSecret, 400, 'GRAPHQL_VALIDATION_FAILED');
+
+    // Each organization's report URL has its own token.
+    const other = (await api.get('/organizations/current', { token: (await signupOrg(api)).token })).body;
+    expect(other.credentials.sms_reportUrl.split('/').pop()).not.toBe(read.body.credentials.sms_reportUrl.split('/').pop());
+    // A user who is not an admin cannot set them.
+    const member = await addUser(api, org);
+    expectError(await putCreds(member, { whatsapp_app_secret: 'member-secret' }), 403, 'Insufficient permissions');
+  });
+
+  test('tracking: on by default, turned off and on again by an admin through GraphQL; users cannot', async () => {
+    const org = await signupOrg(api);
+    const m = `mutation($input: OrganizationInput!) { updateOrganization(input: $input) { _id tracking } }`;
+    const off = await api.gql(m, { input: { tracking: false } }, { token: org.token });
+    expect(off.body.errors).toBeUndefined();
+    expect(off.body.data.updateOrganization).toEqual({ _id: org.orgId, tracking: false });
+    expect((await api.get('/organizations/current', { token: org.token })).body.tracking).toBe(false);
+    expect((await api.gql(`{ organization { tracking } }`, undefined, { token: org.token })).body.data.organization.tracking).toBe(false);
+
+    const member = await addUser(api, org);
+    expectGqlError(await api.gql(m, { input: { tracking: true } }, { token: member.token }), 403, 'FORBIDDEN', 'Insufficient permissions');
+    expect((await api.get('/organizations/current', { token: org.token })).body.tracking).toBe(false);
+
+    const on = await api.gql(m, { input: { tracking: true } }, { token: org.token });
+    expect(on.body.data.updateOrganization.tracking).toBe(true);
+  });
+
+  // Needs `{ method: 'put', path: '/organizations/current', op: organizations.updateOrganization }` in src/http/routes.ts.
+  test('tracking through REST: PUT /organizations/current', async () => {
+    const org = await signupOrg(api);
+    const off = await api.put('/organizations/current', { tracking: false }, { token: org.token });
+    expect(off.status).toBe(200);
+    expectOrganization(off.body);
+    expect(off.body.tracking).toBe(false);
+    expectValidation(await api.put('/organizations/current', { tracking: 'sometimes' }, { token: org.token }), ['tracking']);
+    expectValidation(await api.put('/organizations/current', { credits: 5 }, { token: org.token }), ['credits']);
+    const member = await addUser(api, org);
+    expectError(await api.put('/organizations/current', { tracking: true }, { token: member.token }), 403, 'Insufficient permissions');
+    expect((await api.get('/organizations/current', { token: org.token })).body.tracking).toBe(false);
   });
 });

@@ -69,7 +69,9 @@ describe('ad hoc sends: each recipient rendered with its address alone', () => {
     ]);
     for (const to of [a, b]) {
       const [mail] = mailTo(to);
-      expect(mail).toMatchObject({ subject: `For ${to}`, html: `<p>Hello ${to}, from ${org.name}</p>` });
+      // An ad hoc HTML email carries its recipient's open pixel (tracking is on by default: tests/tracking.test.ts).
+      expect(mail).toMatchObject({ subject: `For ${to}`, html: expect.stringMatching(/^<p>Hello [^<]+<\/p><img src="[^"]+\/t\/o\/[A-Za-z0-9_-]+" width="1" height="1" alt="" border="0">$/) });
+      expect(mail!.html).toContain(`<p>Hello ${to}, from ${org.name}</p>`);
       expect(mail!.headers['list-unsubscribe']).toBeUndefined();
       expect(mail!.headers['list-unsubscribe-post']).toBeUndefined();
     }

@@ -296,7 +296,8 @@ describe('a send in flight and one its process abandoned', () => {
     const viaGraphql = await api.gql('{ messageLogs { edges { node { recipients { recipient status error } } } } }', {}, { token: org.token });
     expect(viaGraphql.body.data.messageLogs.edges[0].node.recipients).toEqual(numbers.map((recipient) => ({ recipient, status: 'pending', error: null })));
     expect((await sending).status).toBe(200);
-    expect((await logs(org))[0].recipients).toEqual(numbers.map((recipient) => ({ recipient, status: 'success' })));
+    // Each delivered recipient keeps the gateway's message id (platform.md, "Receipts and engagement").
+    expect((await logs(org))[0].recipients).toEqual(numbers.map((recipient) => ({ recipient, status: 'success', providerMessageId: expect.any(String) })));
   });
 
   test('the sweeper fails and refunds the pending recipients of an abandoned log, in either stored form', async () => {
@@ -415,7 +416,7 @@ describe('campaigns through the queue', () => {
         const [tries, outcome] = expected[i]!;
         expect({ to, tries: attempts(to) }).toEqual({ to, tries });
         if (outcome === 'success') {
-          expect(entry).toEqual({ recipient: to, status: 'success' });
+          expect(entry).toEqual({ recipient: to, status: 'success', providerMessageId: expect.any(String) });
         } else {
           expect(entry).toEqual({ recipient: to, status: 'failed', error: typeof outcome === 'string' ? outcome : expect.stringMatching(outcome) });
           expectReadable(entry.error);

@@ -174,7 +174,7 @@ test('the README sessions run as written', async () => {
   ]);
 
   const campaigns = (await api.get('/campaigns', cred)).body as any[];
-  expect(campaigns.map((c) => c.name)).toEqual(['Renewals 2', 'Renewals', 'Launch']);
+  expect(campaigns.map((c) => c.name)).toEqual(['Order ready', 'Renewals 2', 'Renewals', 'Launch']);
   const byName = async (name: string) => (await api.get(`/campaigns/${campaigns.find((c) => c.name === name)._id}`, cred)).body;
   const campaign = await byName('Launch');
   expect(campaign).toMatchObject({ status: 'completed', analytics: { failed: 0, suppressed: 0 } });
@@ -183,7 +183,9 @@ test('the README sessions run as written', async () => {
   // The session ends by launching the next campaign: Peter's email was suppressed, his SMS sent.
   const next = await byName('Renewals 2');
   expect(next).toMatchObject({ status: 'completed', analytics: { sent: 1, failed: 0, suppressed: 1 } });
-  expect(last?.json).toMatchObject({ _id: next._id, status: 'completed', analytics: next.analytics });
+  // Then the receipts session: the SMS reported delivered by the sandbox, the email clicked (and so opened).
+  expect(await byName('Order ready')).toMatchObject({ status: 'completed', analytics: { sent: 2, delivered: 1, opened: 1, clicked: 1 } });
+  expect(last?.json).toEqual([expect.objectContaining({ type: 'message.clicked', recipient: 'amina@example.com' }), expect.objectContaining({ type: 'message.opened' })]);
 
   const outbox = (await api.get('/sandbox/outbox?limit=1000', cred)).body as any[];
   expect(outbox.filter((m) => m.status !== 'success')).toEqual([]);

@@ -26,6 +26,10 @@ export interface StoredCredentials {
   email_tls_ca?: string;
   whatsapp_access_token?: string;
   whatsapp_phone_number_id?: string;
+  /** The Meta app's secret: webhooks are accepted only when signed with it. */
+  whatsapp_app_secret?: string;
+  /** The token Meta's webhook verification must present. */
+  whatsapp_verify_token?: string;
 }
 
 /** The TLS mode an SMTP connection uses: the organization's choice, else implicit TLS on 465 only. */

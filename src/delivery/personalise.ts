@@ -3,6 +3,8 @@ import type { Db } from '../db/database.js';
 import { run } from '../db/statements.js';
 import { compile, pathsRead, render, TemplateRenderError, variablesRead, type CompiledTemplate } from '../lib/templates.js';
 import { unsubscribeUrl, type UnsubscribeRef } from './unsubscribe-tokens.js';
+import { isMarkup } from './channels/smtp.js';
+import { trackHtml } from './tracking.js';
 import { unitCost } from './cost.js';
 import { CONTACT_FIELDS, contactsByAddress, type ContactField, type RecipientContactRow } from './sql/recipients.js';
 import type { Channel, TargetContent } from './types.js';
@@ -13,7 +15,9 @@ import type { Channel, TargetContent } from './types.js';
  * campaign chunk; it is rendered per recipient only when it reads the recipient (`contact`,
  * `unsubscribe_url`), and a bulk email (a campaign's, a send to all contacts) carries each
  * recipient's own `List-Unsubscribe` headers even when its text is shared. Everything else is
- * rendered once and shared, so an unpersonalised campaign sends exactly as before.
+ * rendered once and shared, so an unpersonalised campaign sends exactly as before. An HTML email
+ * with tracking on is each recipient's own too: its links and open pixel name the recipient
+ * (platform.md, "Receipts and engagement"), so it is tracked once its log and position are known.
  */
 
 /** A contact as templates see it (`contact.*`): the fields its message reads (`Personaliser.contactFields`). */
@@ -38,6 +42,17 @@ export interface PersonalScope {
   campaignName?: string;
   /** A bulk message: its emails carry `List-Unsubscribe` and one-click `List-Unsubscribe-Post`. */
   bulk: boolean;
+  /**
+   * Whether an HTML email tracks opens and clicks: campaigns always do (the default); an ad hoc
+   * send does unless its organization turned `tracking` off.
+   */
+  tracking?: boolean;
+}
+
+/** A recipient's place among the logs: its message log and its position there (1 the first). */
+export interface LogRef {
+  logId: string;
+  position: number;
 }
 
 export interface MessageTexts {
@@ -78,6 +93,8 @@ export class Personaliser {
   private readonly readsRecipient: boolean;
   private readonly readsUnsubscribe: boolean;
   private readonly headers: boolean;
+  /** An HTML email (markup as written: a plain-text one costs no per-recipient work) that tracks opens and clicks. */
+  private readonly tracks: boolean;
   /** The contact columns the texts read (`contactsFor` reads only those). */
   readonly contactFields: readonly ContactField[];
   private sharedTexts: MessageTexts | null = null;
@@ -101,14 +118,20 @@ export class Personaliser {
     this.readsUnsubscribe = reads.has('unsubscribe_url');
     this.readsRecipient = reads.has('contact') || this.readsUnsubscribe;
     this.headers = scope.bulk && channel === 'email';
+    this.tracks = channel === 'email' && scope.tracking !== false && isMarkup(texts.body);
     const paths = [...pathsRead(this.body), ...(this.subject ? pathsRead(this.subject) : [])].filter((p) => p[0] === 'contact');
     // `contact` read whole (or a field it does not have) reads every column.
     this.contactFields = paths.some((p) => !p[1] || !(p[1] in FIELD_COLUMNS)) ? CONTACT_FIELDS : [...new Set(paths.map((p) => FIELD_COLUMNS[p[1]!]!))];
   }
 
-  /** Whether each recipient is sent its own content (text, or headers): rendering it needs the contact behind each address (`contactsFor`). */
+  /** Whether each recipient is sent its own content (text, headers, or tracked links): rendering it needs the contact behind each address (`contactsFor`). */
   get personal(): boolean {
-    return this.readsRecipient || this.headers;
+    return this.readsRecipient || this.headers || this.tracks;
+  }
+
+  /** Whether a recipient's content is only complete once its log and position are known (`forRecipient`'s `ref`, or `track`). */
+  get tracked(): boolean {
+    return this.tracks;
   }
 
   /** The text every recipient shares, rendered once (throws `TemplateRenderError`). */
@@ -130,9 +153,10 @@ export class Personaliser {
   /**
    * A recipient's own content: the rendered texts when they read the recipient, and the
    * unsubscribe headers of a bulk email. Throws `TemplateRenderError` when its render fails: that
-   * recipient fails with the error, uncharged.
+   * recipient fails with the error, uncharged. With `ref` (the recipient's log and position), a
+   * tracked HTML email has its links and open pixel; without it (pricing, preview), it has not.
    */
-  forRecipient(address: string, contact: RecipientContact | null): TargetContent {
+  forRecipient(address: string, contact: RecipientContact | null, ref?: LogRef): TargetContent {
     const link = this.readsUnsubscribe || this.headers ? this.unsubscribeLink(address, contact) : '';
     const texts = this.readsRecipient
       ? this.renderWith({ organization: this.organization, campaign: this.campaign, contact: contactVariables(this.channel, address, contact), unsubscribe_url: link })
@@ -140,7 +164,18 @@ export class Personaliser {
     const content: TargetContent = { body: texts.body };
     if (texts.subject !== undefined) content.subject = texts.subject;
     if (this.headers) content.headers = { 'List-Unsubscribe': `<${link}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
-    return content;
+    return ref ? this.track(content, ref) : content;
+  }
+
+  /**
+   * A recipient's content (from `forRecipient` without a ref) as sent to the recipient at `ref`:
+   * a tracked HTML email's links go through Herald and it carries the open pixel; anything else is
+   * returned as it is. The same test as the SMTP adapter's says whether the body is HTML.
+   */
+  track(content: TargetContent, ref: LogRef): TargetContent {
+    if (!this.tracks || content.body === undefined || !isMarkup(content.body)) return content;
+    const body = trackHtml(content.body, { publicUrl: this.config.publicUrl, secret: this.config.jwtSecret, orgId: this.scope.orgId, ...ref });
+    return { ...content, body };
   }
 
   /** Credits one recipient's rendered text costs. */

@@ -30,10 +30,11 @@ export interface OwnMessage {
   preview: string;
   length: number;
   /**
-   * What it is sent. A message not held since pricing is rendered again here; it throws
+   * What it is sent, once its log and position are known (`at`: a tracked email's links name
+   * them). A message not held since pricing is rendered again here; it throws
    * `TemplateRenderError` when that render fails, and the recipient fails, uncharged.
    */
-  content(): TargetContent;
+  content(at: { logId: string; position: number }): TargetContent;
 }
 
 export interface SendRequest {
@@ -188,7 +189,7 @@ function targetsOf(batch: Batch): { targets: LogTarget[]; unsent: Map<number, st
       return;
     }
     try {
-      targets.push(new LogTarget(r.recipient, batch.logId, i + 1, r.own.content()));
+      targets.push(new LogTarget(r.recipient, batch.logId, i + 1, r.own.content({ logId: batch.logId, position: i + 1 })));
     } catch (err) {
       if (!(err instanceof TemplateRenderError)) throw err;
       unsent.set(i, err.message);

@@ -50,8 +50,10 @@ export const subjectOf = (message: OutboundMessage, target: DeliveryTarget) => t
 export class LogTarget implements DeliveryTarget {
   constructor(
     readonly recipient: string,
-    private readonly logId: string,
-    private readonly position: number,
+    /** The message log the recipient is in. */
+    readonly logId: string,
+    /** Its position in the log (1 is the first). */
+    readonly position: number,
     readonly content?: TargetContent,
   ) {}
 

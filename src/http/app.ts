@@ -8,6 +8,8 @@ import { ideHandler, ideStatic } from '../graphql/ide.js';
 import { createApollo } from '../graphql/server.js';
 import { HttpError } from '../lib/errors.js';
 import { consentRouter } from '../modules/consent/routes.js';
+import { trackingRouter } from '../modules/receipts/tracking-routes.js';
+import { receiptsRouter } from '../modules/receipts/webhooks.js';
 import { contextMiddleware } from './context.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { JSON_TYPES, otherMethods, requireJson, restRouter } from './rest.js';
@@ -47,7 +49,7 @@ export async function createApp(deps: Deps): Promise<{ app: Express; close: () =
   app.use(helmet());
   // Public unsubscribe pages: before the JSON parser and the request context, so the token is
   // verified before any body is read and no credential is looked for.
-  app.use(consentRouter(deps));
+  app.use(consentRouter(deps), receiptsRouter(deps), trackingRouter(deps));
   app.use(express.json({ limit: '15mb', type: JSON_TYPES }));
   app.use(contextMiddleware(deps));
 

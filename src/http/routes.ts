@@ -8,6 +8,7 @@ import * as groups from '../modules/groups/service.js';
 import * as messageLogs from '../modules/message-logs/service.js';
 import * as notifications from '../modules/notifications/service.js';
 import * as sandbox from '../modules/sandbox/service.js';
+import * as sandboxEvents from '../modules/sandbox/receipts.js';
 import * as templates from '../modules/templates/service.js';
 import * as organizations from '../modules/organizations/service.js';
 import * as users from '../modules/users/service.js';
@@ -32,6 +33,7 @@ export const routes: Route[] = [
   { method: 'delete', path: '/users/:id', op: users.remove, input: none },
 
   { method: 'get', path: '/organizations/current', op: organizations.current, input: none },
+  { method: 'put', path: '/organizations/current', op: organizations.updateOrganization },
   { method: 'put', path: '/organizations/current/credentials', op: organizations.updateCredentials },
 
   { method: 'post', path: '/contacts', op: contacts.create, status: 201 },
@@ -68,6 +70,7 @@ export const routes: Route[] = [
   { method: 'get', path: '/message-logs/:id', op: messageLogs.get, input: none },
   { method: 'get', path: '/message-logs/:id/events', op: messageLogs.events, input: none },
   { method: 'get', path: '/sandbox/outbox', op: sandbox.list, list: true, input: queryFilters },
+  { method: 'post', path: '/sandbox/events', op: sandboxEvents.simulateEvent },
 
   { method: 'post', path: '/api-keys', op: apiKeys.create, status: 201 },
   { method: 'get', path: '/api-keys', op: apiKeys.list, list: true, input: none },

@@ -13,6 +13,10 @@ import { behaviourTable, fakeHttpServer, readJson, sendJson, type TransportBehav
  *
  * Per-number behaviours win over the global one. `code` fails just that message; the others
  * (`http`, `malformed`, `drop`, `delay`) apply to the whole call as soon as one of its numbers has them.
+ *
+ * Delivery reports, pushed as the gateway does (providers.md, "Receipts from providers"):
+ *   gateway.answered                                                   // every message it accepted
+ *   await gateway.pushReports(callbackUrl, gateway.report(gateway.answered[0], 'DeliveredToTerminal'));
  */
 export type SmsBehaviour =
   | TransportBehaviour
@@ -41,6 +45,23 @@ export interface SmsGatewayFakeOptions {
   reverseAnswers?: boolean;
 }
 
+/** A message the gateway accepted: what its reports name. */
+export interface SmsAnswered {
+  messageid: string;
+  clientsmsid?: string;
+  mobile: string;
+}
+
+export interface SmsReportOptions {
+  description?: string;
+  /** `YYYY-MM-DD HH:MM:SS` (UTC); default now. */
+  timestamp?: string;
+  /** Leave `clientsmsid` out, so the receiver must look the `messageid` up. */
+  withoutClientSmsId?: boolean;
+}
+
+const gatewayTime = (d: Date) => d.toISOString().slice(0, 19).replace('T', ' ');
+
 export const SMS_DESCRIPTIONS: Record<number, string> = {
   200: 'Success',
   1001: 'Invalid sender id',
@@ -65,10 +86,17 @@ export interface SmsGatewayFake {
   /** Back to success everywhere, calls kept. */
   reset(): void;
   stop(): Promise<void>;
+  /** The messages accepted (answered 200), in order. */
+  answered: SmsAnswered[];
+  /** A delivery report for an accepted message. */
+  report(message: SmsAnswered, status: string, options?: SmsReportOptions): Record<string, unknown>;
+  /** POSTs one report (or an array, or a raw string) to a callback URL, unsigned, as the gateway does. */
+  pushReports(url: string, reports: unknown): Promise<{ status: number; body: any }>;
 }
 
 export async function startSmsGatewayFake(options: SmsGatewayFakeOptions = {}): Promise<SmsGatewayFake> {
   const calls: SmsCall[] = [];
+  const answered: SmsAnswered[] = [];
   const behaviours = behaviourTable<SmsBehaviour>({ kind: 'success' });
   let nextId = 1;
   let inFlight = 0;
@@ -85,11 +113,13 @@ export async function startSmsGatewayFake(options: SmsGatewayFakeOptions = {}): 
         (options.apikey !== undefined && sms.apikey !== options.apikey) || (options.partnerID !== undefined && String(sms.partnerID) !== options.partnerID);
       const code = badCredentials ? 1006 : own.kind === 'code' ? own.code : 200;
       const description = own.kind === 'code' && own.description ? own.description : (SMS_DESCRIPTIONS[code] ?? 'Error');
+      const messageid = code === 200 ? String(nextId++) : undefined;
+      if (messageid) answered.push({ messageid, mobile: String(sms.mobile), ...(sms.clientsmsid === undefined ? {} : { clientsmsid: String(sms.clientsmsid) }) });
       return {
         'response-code': code,
         'response-description': description,
         mobile: sms.mobile,
-        ...(code === 200 ? { messageid: String(nextId++) } : {}),
+        ...(messageid ? { messageid } : {}),
         ...(options.networkId === null ? {} : { networkid: options.networkId ?? '1' }),
         ...(options.omitClientSmsId || sms.clientsmsid === undefined ? {} : { clientsmsid: sms.clientsmsid }),
       };
@@ -132,5 +162,26 @@ export async function startSmsGatewayFake(options: SmsGatewayFakeOptions = {}): 
     setBehaviour: behaviours.set,
     reset: behaviours.reset,
     stop: server.stop,
+    answered,
+    report: (message, status, opts = {}) => ({
+      messageid: message.messageid,
+      ...(message.clientsmsid !== undefined && !opts.withoutClientSmsId ? { clientsmsid: message.clientsmsid } : {}),
+      mobile: message.mobile,
+      status,
+      description: opts.description ?? (status === 'DeliveredToTerminal' ? 'Delivered to terminal' : status),
+      networkid: options.networkId ?? '1',
+      timestamp: opts.timestamp ?? gatewayTime(new Date()),
+    }),
+    async pushReports(url, reports) {
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof reports === 'string' ? reports : JSON.stringify(reports) });
+      const text = await res.text();
+      let body: unknown = text;
+      try {
+        body = text ? JSON.parse(text) : undefined;
+      } catch {
+        /* not JSON: keep the text */
+      }
+      return { status: res.status, body };
+    },
   };
 }

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import type http from 'node:http';
 import { behaviourTable, fakeHttpServer, readJson, sendJson, type TransportBehaviour } from '../helpers/fake-server.js';
 
@@ -14,6 +15,11 @@ import { behaviourTable, fakeHttpServer, readJson, sendJson, type TransportBehav
  * `url` includes a Graph version path (`/v21.0`), like the production base URL.
  * A wrong token always answers 401 with code 190, a wrong phone number id 400 with code 100,
  * whatever the behaviour. Per-number behaviours win over the global one.
+ *
+ * Webhooks, as Meta sends them (providers.md, "Receipts from providers"):
+ *   wa.issued                                                   // every message it accepted: wamid, to, reference
+ *   const body = wa.notification({ statuses: [wa.status(wa.issued[0], 'delivered')] });
+ *   await wa.postWebhook(callbackUrl, body, appSecret);        // raw body signed with X-Hub-Signature-256
  */
 export type WhatsAppBehaviour =
   | TransportBehaviour
@@ -25,6 +31,31 @@ export type WhatsAppBehaviour =
 export interface WhatsAppCall {
   phoneNumberId: string;
   authorization: string | undefined;
+  body: any;
+}
+
+/** A message the fake accepted: what its statuses name. */
+export interface WhatsAppIssued {
+  wamid: string;
+  /** The recipient's digits. */
+  to: string;
+  /** The `biz_opaque_callback_data` it was sent with. */
+  reference?: string;
+}
+
+export type WhatsAppStatusName = 'sent' | 'delivered' | 'read' | 'failed';
+
+export interface WhatsAppStatusOptions {
+  /** Unix seconds; default now. */
+  timestamp?: number;
+  /** Leave `biz_opaque_callback_data` out, so the receiver must look the wamid up. */
+  withoutReference?: boolean;
+  /** `failed`: the error (default 131026, undeliverable). */
+  error?: { code: number; title: string; message?: string };
+}
+
+export interface WebhookReply {
+  status: number;
   body: any;
 }
 
@@ -52,12 +83,41 @@ export interface WhatsAppFake {
   setBehaviour(behaviour: WhatsAppBehaviour, to?: string): void;
   reset(): void;
   stop(): Promise<void>;
+  /** The messages accepted, in order. */
+  issued: WhatsAppIssued[];
+  /** A `statuses[]` item for an accepted message, carrying its reference back as Meta does. */
+  status(message: WhatsAppIssued, status: WhatsAppStatusName, options?: WhatsAppStatusOptions): Record<string, unknown>;
+  /** A `messages[]` item: a text reply from `from` (digits). */
+  reply(from: string, text: string, timestamp?: number): Record<string, unknown>;
+  /** A whole notification (`object: whatsapp_business_account`) holding these statuses and replies. */
+  notification(value: { statuses?: unknown[]; messages?: unknown[] }): Record<string, unknown>;
+  /**
+   * POSTs a notification to a callback URL with `X-Hub-Signature-256` over its raw body, keyed with
+   * `appSecret`; a string body is sent as is, `signature` replaces the header's value.
+   */
+  postWebhook(url: string, body: unknown, appSecret: string, options?: { signature?: string }): Promise<WebhookReply>;
+}
+
+/** Meta's webhook signature of a raw body. */
+export const metaSignature = (raw: string | Buffer, appSecret: string) => `sha256=${createHmac('sha256', appSecret).update(raw).digest('hex')}`;
+
+async function postRaw(url: string, raw: string, headers: Record<string, string>): Promise<WebhookReply> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: raw });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    /* not JSON: keep the text */
+  }
+  return { status: res.status, body };
 }
 
 export async function startWhatsAppFake(options: WhatsAppFakeOptions = {}): Promise<WhatsAppFake> {
   const token = options.token ?? 'test-whatsapp-token';
   const phoneNumberId = options.phoneNumberId ?? '100200300';
   const calls: WhatsAppCall[] = [];
+  const issued: WhatsAppIssued[] = [];
   const behaviours = behaviourTable<WhatsAppBehaviour>({ kind: 'success' });
   let nextId = 1;
 
@@ -86,12 +146,15 @@ export async function startWhatsAppFake(options: WhatsAppFakeOptions = {}): Prom
         return sendJson(res, 200, behaviour.body ?? '{"messaging_product":"whatsapp"');
       case 'error':
         return graphError(res, behaviour.code, behaviour.status, behaviour.message, behaviour.subcode);
-      case 'success':
+      case 'success': {
+        const wamid = `wamid.fake${nextId++}`;
+        issued.push({ wamid, to: String(body.to), ...(body.biz_opaque_callback_data === undefined ? {} : { reference: body.biz_opaque_callback_data }) });
         return sendJson(res, 200, {
           messaging_product: 'whatsapp',
           contacts: [{ input: body.to, wa_id: body.to }],
-          messages: [{ id: `wamid.fake${nextId++}` }],
+          messages: [{ id: wamid }],
         });
+      }
     }
   }
 
@@ -108,7 +171,11 @@ export async function startWhatsAppFake(options: WhatsAppFakeOptions = {}): Prom
       return graphError(res, 100, 400, `Unsupported post request. Object with ID '${match[1]}' does not exist`, 33);
     }
     const valid =
-      body?.messaging_product === 'whatsapp' && body.type === 'text' && typeof body.text?.body === 'string' && /^\d{6,15}$/.test(String(body.to));
+      body?.messaging_product === 'whatsapp' &&
+      body.type === 'text' &&
+      typeof body.text?.body === 'string' &&
+      /^\d{6,15}$/.test(String(body.to)) &&
+      (body.biz_opaque_callback_data === undefined || (typeof body.biz_opaque_callback_data === 'string' && body.biz_opaque_callback_data.length <= 512));
     if (!valid) return graphError(res, 100, 400, 'Invalid parameter');
     respond(res, body, behaviours.of(body.to));
   });
@@ -121,5 +188,28 @@ export async function startWhatsAppFake(options: WhatsAppFakeOptions = {}): Prom
     setBehaviour: behaviours.set,
     reset: behaviours.reset,
     stop: server.stop,
+    issued,
+    status: (message, status, options = {}) => ({
+      id: message.wamid,
+      status,
+      timestamp: String(options.timestamp ?? Math.floor(Date.now() / 1000)),
+      recipient_id: message.to,
+      ...(message.reference !== undefined && !options.withoutReference ? { biz_opaque_callback_data: message.reference } : {}),
+      ...(status === 'failed' ? { errors: [options.error ?? { code: 131026, title: 'Message undeliverable', message: 'Message undeliverable' }] } : {}),
+    }),
+    reply: (from, text, timestamp = Math.floor(Date.now() / 1000)) => ({ from, id: `wamid.in${nextId++}`, timestamp: String(timestamp), type: 'text', text: { body: text } }),
+    notification: (value) => ({
+      object: 'whatsapp_business_account',
+      entry: [
+        {
+          id: 'waba-1',
+          changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: phoneNumberId }, ...value } }],
+        },
+      ],
+    }),
+    postWebhook: (url, body, appSecret, options = {}) => {
+      const raw = typeof body === 'string' ? body : JSON.stringify(body);
+      return postRaw(url, raw, { 'x-hub-signature-256': options.signature ?? metaSignature(raw, appSecret) });
+    },
   };
 }

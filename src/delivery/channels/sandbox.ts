@@ -1,6 +1,6 @@
 import { textArrayLiteral } from '../../db/arrays.js';
 import type { Db } from '../../db/database.js';
-import { bodyOf, subjectOf, type Channel, type ChannelAdapter, type DeliveryResult, type DeliveryTarget, type OutboundMessage } from '../types.js';
+import { bodyOf, LogTarget, subjectOf, type Channel, type ChannelAdapter, type DeliveryResult, type DeliveryTarget, type OutboundMessage } from '../types.js';
 
 export const SANDBOX_FAILURE = 'Sandbox: delivery to a reserved failing address';
 
@@ -8,10 +8,63 @@ export const SANDBOX_FAILURE = 'Sandbox: delivery to a reserved failing address'
 export const isReservedFailure = (channel: Channel, recipient: string): boolean =>
   channel === 'email' ? recipient.toLowerCase().endsWith('@fail.invalid') : recipient.endsWith('0000');
 
+/** Numbers reserved for trying undelivered receipts: sent successfully, then reported undelivered. */
+export const isReportedUndelivered = (recipient: string): boolean => recipient.endsWith('0001');
+export const SANDBOX_UNDELIVERED = 'Sandbox: reported undelivered (numbers ending in 0001)';
+
+/** The queue task that reports the simulated receipts of one delivery call (the sandbox module runs it). */
+export const SANDBOX_RECEIPTS_TASK = 'sandbox-receipts';
+
+/** How long after the send each simulated receipt arrives. */
+export const SANDBOX_RECEIPT_DELAYS_MS = { delivered: 2000, read: 5000 } as const;
+
+/**
+ * One job's receipts: `delivered` reports each recipient delivered (or undelivered, for the reserved
+ * numbers), `read` reports each read. Recipients are named by log and position, as receipts are.
+ */
+export interface SandboxReceiptsPayload {
+  orgId: string;
+  kind: 'delivered' | 'read';
+  logs: { logId: string; positions: number[] }[];
+}
+
+/**
+ * Queues the simulated receipts of a call's successful SMS and WhatsApp recipients: one job per
+ * call and kind (a call is at most a log's 100 recipients), never one per recipient, run a few
+ * seconds later, when the log has settled. Queued with graphile-worker's own SQL function because
+ * the adapter holds only the database; both jobs in one statement.
+ */
+async function queueReceipts(db: Db, channel: Channel, orgId: string, targets: DeliveryTarget[], results: DeliveryResult[]): Promise<void> {
+  const delivered = new Map<string, number[]>();
+  const read = new Map<string, number[]>();
+  const add = (into: Map<string, number[]>, t: LogTarget) => {
+    const positions = into.get(t.logId);
+    if (positions) positions.push(t.position);
+    else into.set(t.logId, [t.position]);
+  };
+  targets.forEach((t, i) => {
+    if (!results[i]!.ok || !(t instanceof LogTarget)) return;
+    add(delivered, t);
+    if (channel === 'whatsapp' && !isReportedUndelivered(t.recipient)) add(read, t);
+  });
+  const job = (kind: SandboxReceiptsPayload['kind'], logs: Map<string, number[]>) => ({
+    payload: { orgId, kind, logs: [...logs].map(([logId, positions]) => ({ logId, positions })) } satisfies SandboxReceiptsPayload,
+    delay: SANDBOX_RECEIPT_DELAYS_MS[kind],
+  });
+  const jobs = [...(delivered.size ? [job('delivered', delivered)] : []), ...(read.size ? [job('read', read)] : [])];
+  if (!jobs.length) return;
+  await db.raw(
+    `SELECT graphile_worker.add_job(?, j.payload, run_at := now() + j.delay * interval '1 millisecond', max_attempts := 6)
+     FROM json_to_recordset(?::json) AS j(payload json, delay int)`,
+    [SANDBOX_RECEIPTS_TASK, JSON.stringify(jobs)],
+  );
+}
+
 /**
  * Records every message in the organization's sandbox outbox instead of calling a provider, and
  * reports success (or the fixed failure for reserved addresses). A call is one row: the message once
- * and its recipients as an array (the outbox reads it back per message).
+ * and its recipients as an array (the outbox reads it back per message). SMS and WhatsApp
+ * recipients of a message log get simulated receipts shortly after (`queueReceipts`).
  */
 export function createSandboxAdapter(db: Db, channel: Channel, latencyMs = 0): ChannelAdapter {
   return {
@@ -51,6 +104,7 @@ export function createSandboxAdapter(db: Db, channel: Channel, latencyMs = 0): C
           JSON.stringify(personal ? targets.map((t) => t.content?.headers ?? {}) : []),
         ],
       );
+      if (channel !== 'email') await queueReceipts(db, channel, message.orgId, targets, results);
       return results;
     },
   };

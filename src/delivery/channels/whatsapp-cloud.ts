@@ -46,6 +46,8 @@ export function createWhatsAppCloudAdapter(options: WhatsAppCloudOptions): Chann
           to: target.recipient.replace(/^\+/, ''),
           type: 'text',
           text: { preview_url: false, body },
+          // Comes back in the message's statuses (providers.md): the recipient without a lookup.
+          biz_opaque_callback_data: target.clientId,
         },
         { timeoutMs: options.timeoutMs, headers: { authorization: `Bearer ${token}` }, pool },
       );

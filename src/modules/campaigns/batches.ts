@@ -181,7 +181,9 @@ async function personalise(deps: BatchDeps, ref: ChunkRef, personaliser: Persona
         const content = personaliser.forRecipient(recipient, contacts.get(recipient) ?? null);
         const body = content.body!;
         const cost = personaliser.costOf(body);
-        prepared.targets.push(new LogTarget(recipient, batch.logId, i + 1, content));
+        // Priced and shown in the log as written; sent with the recipient's tracking links.
+        const sent = personaliser.tracked ? personaliser.track(content, { logId: batch.logId, position: i + 1 }) : content;
+        prepared.targets.push(new LogTarget(recipient, batch.logId, i + 1, sent));
         prepared.failures.push(null);
         prepared.costs.push(cost);
         first ??= body;

@@ -206,7 +206,10 @@ export const test = operation({
         try {
           const content = personaliser.forRecipient(recipient, contacts.get(recipient) ?? null);
           const body = content.body!;
-          return { recipient, own: { cost: personaliser.costOf(body), preview: previewOf(body), length: characterCount(body), content: () => content } };
+          return {
+            recipient,
+            own: { cost: personaliser.costOf(body), preview: previewOf(body), length: characterCount(body), content: (at) => personaliser.track(content, at) },
+          };
         } catch (err) {
           if (!(err instanceof TemplateRenderError)) throw err;
           return { recipient, invalid: err.message };

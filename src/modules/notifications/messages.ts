@@ -1,7 +1,8 @@
 import type { AuthedContext } from '../../context.js';
 import { tenant } from '../../db/tenant.js';
+import { isMarkup } from '../../delivery/channels/smtp.js';
 import { characterCount, preview } from '../../delivery/cost.js';
-import { contactsFor, Personaliser, type MessageTexts, type RecipientContact } from '../../delivery/personalise.js';
+import { contactsFor, Personaliser, type LogRef, type MessageTexts, type RecipientContact } from '../../delivery/personalise.js';
 import type { RecipientInput } from '../../delivery/pipeline.js';
 import type { Channel, TargetContent } from '../../delivery/types.js';
 import type { FieldProblem } from '../../lib/errors.js';
@@ -77,7 +78,7 @@ export async function prepare(ctx: AuthedContext, channel: Channel, texts: Messa
   // A text without markup reads nothing, not even the organization's name: no query for it.
   const reads = isTemplate(texts.body) || (texts.subject !== undefined && isTemplate(texts.subject));
   const organizationName = reads ? ((await ctx.loaders.organizationById.load(orgId))?.name ?? '') : '';
-  const personaliser = new Personaliser(ctx.config, channel, texts, { orgId, organizationName, bulk });
+  const personaliser = new Personaliser(ctx.config, channel, texts, { orgId, organizationName, bulk, tracking: await tracks(ctx, channel, texts) });
 
   if (!personaliser.personal) {
     const shared = sharedMessage(personaliser);
@@ -95,6 +96,16 @@ export async function prepare(ctx: AuthedContext, channel: Channel, texts: Messa
   // The shared texts are never sent (every recipient has its own); they stand for the send where a
   // log has no rendered text to show (each of its recipients failed to render).
   return { ...texts, recipients: prepared };
+}
+
+/**
+ * Whether the send's emails track opens and clicks: an HTML email, unless the organization turned
+ * `tracking` off. Only an HTML email reads the setting (a plain-text one, SMS and WhatsApp never track).
+ */
+async function tracks(ctx: AuthedContext, channel: Channel, texts: MessageTexts): Promise<boolean> {
+  if (channel !== 'email' || !isMarkup(texts.body)) return false;
+  const row = (await ctx.db('organizations').where('organizations.id', ctx.caller.orgId).first('tracking')) as { tracking: boolean } | undefined;
+  return row?.tracking !== false;
 }
 
 /** The message every recipient shares, rendered once, or why it cannot be sent (every recipient then fails with it). */
@@ -123,7 +134,7 @@ function ownMessage(personaliser: Personaliser, address: string, contact: Recipi
         cost: personaliser.costOf(body),
         preview: preview(body),
         length: characterCount(body),
-        content: held ? holding(content) : () => personaliser.forRecipient(address, contact),
+        content: held ? holding(personaliser, content) : (at) => personaliser.forRecipient(address, contact, at),
       },
     };
   } catch (err) {
@@ -136,7 +147,7 @@ function ownMessage(personaliser: Personaliser, address: string, contact: Recipi
  * A content kept for sending. Made apart from the closure that renders again, so that one does not
  * keep the rendered content alive with it (closures of one scope share what they capture).
  */
-const holding = (content: TargetContent) => () => content;
+const holding = (personaliser: Personaliser, content: TargetContent) => (at: LogRef) => personaliser.track(content, at);
 
 /** Why a rendered text cannot be sent on the channel, or null. */
 function tooLong(channel: Channel, body: string): string | null {

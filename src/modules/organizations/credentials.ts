@@ -2,13 +2,15 @@ import { X509Certificate } from 'node:crypto';
 import type { Config } from '../../config/config.js';
 import { emailSecure, type StoredCredentials } from '../../delivery/credentials.js';
 import { mask } from '../../lib/crypto.js';
+import { smsReportUrl, whatsappWebhookUrl } from '../receipts/webhooks.js';
 import type { CredentialsDto } from './dto.js';
 
 /**
- * The fields the interface returns: secrets masked, the WhatsApp token never shown. Once an email
+ * The fields the interface returns: secrets masked, the WhatsApp token, app secret and verify token
+ * never shown (only whether they are set), and the URLs the providers' receipts are pushed to. Once an email
  * host is set, the TLS mode and verification show what sending uses (a default included).
  */
-export function showCredentials(config: Config, creds: StoredCredentials): CredentialsDto {
+export function showCredentials(config: Config, creds: StoredCredentials, orgId: string): CredentialsDto {
   return {
     sms_apiUrl: config.smsApiUrl,
     sms_apiKey: mask(creds.sms_apiKey),
@@ -23,6 +25,10 @@ export function showCredentials(config: Config, creds: StoredCredentials): Crede
     email_tls_verify: creds.email_host ? creds.email_tls_verify !== false : null,
     email_tls_ca: creds.email_tls_ca ?? null,
     whatsapp_phone_number_id: creds.whatsapp_phone_number_id ?? null,
+    whatsapp_app_secret_set: !!creds.whatsapp_app_secret,
+    whatsapp_verify_token_set: !!creds.whatsapp_verify_token,
+    whatsapp_webhookUrl: whatsappWebhookUrl(config, orgId),
+    sms_reportUrl: smsReportUrl(config, orgId),
   };
 }
 

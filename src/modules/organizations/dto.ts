@@ -8,6 +8,7 @@ export interface OrganizationRow {
   credits: number;
   email_from_name: string | null;
   credentials: Buffer | null;
+  tracking: boolean;
   created_at: Date;
   updated_at: Date;
 }
@@ -26,6 +27,8 @@ export const CREDENTIAL_FIELDS = [
   'email_tls_ca',
   'whatsapp_access_token',
   'whatsapp_phone_number_id',
+  'whatsapp_app_secret',
+  'whatsapp_verify_token',
 ] as const satisfies readonly (keyof StoredCredentials)[];
 
 export interface CredentialsDto {
@@ -42,6 +45,10 @@ export interface CredentialsDto {
   email_tls_verify: boolean | null;
   email_tls_ca: string | null;
   whatsapp_phone_number_id: string | null;
+  whatsapp_app_secret_set: boolean;
+  whatsapp_verify_token_set: boolean;
+  whatsapp_webhookUrl: string;
+  sms_reportUrl: string;
 }
 
 export interface OrganizationSummary {
@@ -54,6 +61,7 @@ export interface OrganizationSummary {
 
 export interface OrganizationDto extends OrganizationSummary {
   emailFromName: string | null;
+  tracking: boolean;
   credentials: CredentialsDto;
   createdAt: string;
   updatedAt: string;

@@ -8,12 +8,14 @@ export const resolvers: Resolvers = {
   },
   Mutation: {
     updateCredentials: (_, { input }, ctx) => organizations.updateCredentials(ctx, compact(input), {}),
+    updateOrganization: (_, { input }, ctx) => organizations.updateOrganization(ctx, compact(input), {}),
   },
   Organization: {
     // A summary from the loader lacks these; they come from the same operation as `organization`.
     credentials: async (org, _, ctx) => org.credentials ?? (await organizations.current(ctx, undefined, {})).credentials,
     emailFromName: async (org, _, ctx) =>
       org.emailFromName !== undefined ? org.emailFromName : (await organizations.current(ctx, undefined, {})).emailFromName,
+    tracking: async (org, _, ctx) => org.tracking ?? (await organizations.current(ctx, undefined, {})).tracking,
     createdAt: async (org, _, ctx) => org.createdAt ?? (await organizations.current(ctx, undefined, {})).createdAt,
     updatedAt: async (org, _, ctx) => org.updatedAt ?? (await organizations.current(ctx, undefined, {})).updatedAt,
   },

@@ -16,7 +16,8 @@ function toOrganizationDto(config: Config, row: OrganizationRow): OrganizationDt
   return {
     ...toSummary(row),
     emailFromName: row.email_from_name,
-    credentials: showCredentials(config, readCredentials(config, row)),
+    tracking: row.tracking,
+    credentials: showCredentials(config, readCredentials(config, row), row.id),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -67,6 +68,8 @@ export const updateCredentials = operation({
       .optional(),
     whatsapp_access_token: text(2000).optional(),
     whatsapp_phone_number_id: z.string().trim().regex(/^\d{1,30}$/, 'must be digits').optional(),
+    whatsapp_app_secret: text(500).optional(),
+    whatsapp_verify_token: text(500).optional(),
   }),
   // Where the platform blocks private hosts (BLOCK_PRIVATE_HOSTS), named with the input's other problems.
   async check(ctx, input) {
@@ -84,6 +87,25 @@ export const updateCredentials = operation({
       const [updated] = await trx('organizations')
         .where({ id: ctx.caller.orgId })
         .update({ credentials: sealCredentials(ctx.config, merged), updated_at: nowMs(ctx.db) })
+        .returning('*');
+      return { ...updated, credits: await credits.balance(trx, ctx.caller.orgId) } as OrganizationRow;
+    });
+    return toOrganizationDto(ctx.config, row);
+  },
+});
+
+export const updateOrganization = operation({
+  access: { role: 'admin', apiKeys: false },
+  input: z.strictObject({
+    // Whether ad hoc sends' emails carry the open pixel and rewritten links (campaigns always do).
+    tracking: flag.optional(),
+  }),
+  async run(ctx, input) {
+    const row = await ctx.db.transaction(async (trx) => {
+      const changes = input.tracking === undefined ? {} : { tracking: input.tracking };
+      const [updated] = await trx('organizations')
+        .where({ id: ctx.caller.orgId })
+        .update({ ...changes, updated_at: nowMs(ctx.db) })
         .returning('*');
       return { ...updated, credits: await credits.balance(trx, ctx.caller.orgId) } as OrganizationRow;
     });

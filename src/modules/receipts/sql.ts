@@ -171,5 +171,6 @@ export const eventsOfLog = statement<{ orgId: string; logId: string }, EventRow>
   'herald_receipts_events_of_log',
   `SELECT id, type, log_id, position, campaign_id, recipient, occurred_at, counted, data, created_at
    FROM message_events WHERE organization_id = :orgId AND log_id = :logId
-   ORDER BY occurred_at, created_at, id`,
+   -- A receipt's own event before those it implies (a click before the open it makes).
+   ORDER BY occurred_at, created_at, data ? 'impliedBy', id`,
 );

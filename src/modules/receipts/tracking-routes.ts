@@ -1,0 +1,109 @@
+import { Router, type Request, type Response } from 'express';
+import type { Deps } from '../../context.js';
+import type { Db } from '../../db/database.js';
+import { readTrackingToken, type TrackingToken } from '../../delivery/tracking-tokens.js';
+import { methodNotAllowed, notFound } from '../../lib/errors.js';
+import { record, type Receipt } from './service.js';
+
+/**
+ * The open pixel and tracked links of emails (platform.md, "Receipts and engagement"), reached
+ * without a credential: the signed token in the path is the only authority (`delivery/tracking-tokens.ts`).
+ *
+ * `GET /t/o/:token` always answers the transparent pixel (a mail client shows no broken image
+ * whatever the token), and records an open only for a valid one. `GET /t/c/:token` answers 302 to
+ * the link the token names and records a click; a forged or altered token is 404 and redirects
+ * nowhere. Neither answers 5xx for anything a client can send: a failure to record is logged and
+ * the reader still gets the pixel or the link.
+ *
+ * Scanners and prefetchers (mail security gateways follow every link of a message as it arrives)
+ * are recorded but not counted: known scanner user agents, no user agent at all, `HEAD` requests,
+ * `Purpose`/`Sec-Purpose: prefetch`, and clicks within `SCANNER_WINDOW_MS` of the send (no reader
+ * clicks that fast; a gateway does). Gmail's image proxy (`GoogleImageProxy`) fetches the pixel when
+ * the reader opens the message, so it counts as an open. Apple Mail Privacy Protection fetches
+ * every pixel on delivery through proxies that look like an ordinary client: those opens cannot be
+ * told apart from a reader's and are counted.
+ */
+
+/** The 43-byte transparent 1x1 GIF. */
+const PIXEL = Buffer.from('R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==', 'base64');
+
+/** A click this soon after its message was sent is a scanner's. */
+export const SCANNER_WINDOW_MS = 5000;
+
+/** User agents of link scanners, security gateways and link-preview bots: never a reader's own client. */
+const SCANNER_AGENTS =
+  /barracuda|proofpoint|mimecast|bingpreview|messagelabs|symantec|trend ?micro|sophos|forcepoint|fireeye|ironport|zscaler|checkpoint|agari|safelinks|\bbot\b|bot\/|bot-|crawler|spider|slurp|facebookexternalhit|skypeuripreview|headlesschrome|phantomjs|python-requests|python-urllib|go-http-client|libwww-perl|java\/|curl\/|wget\//i;
+
+/** Kept with an uncounted event: enough to see whose it was. */
+const MAX_AGENT = 256;
+
+/** Why a request is a scanner's or a prefetch, or null when it looks like a reader's. */
+export function scannerReason(req: Pick<Request, 'method' | 'get'>): string | null {
+  if (req.method === 'HEAD') return 'head';
+  const purpose = `${req.get('purpose') ?? ''} ${req.get('sec-purpose') ?? ''} ${req.get('x-purpose') ?? ''} ${req.get('x-moz') ?? ''}`;
+  if (/prefetch|preview/i.test(purpose)) return 'prefetch';
+  const agent = req.get('user-agent') ?? '';
+  if (!agent.trim()) return 'no-user-agent';
+  // Gmail's image proxy fetches as the reader opens the message: an open, not a scanner.
+  if (/GoogleImageProxy/i.test(agent)) return null;
+  return SCANNER_AGENTS.test(agent) ? 'user-agent' : null;
+}
+
+/** When the log was written (its send began), or null when the organization has no such log. */
+async function sentAt(db: Db, token: TrackingToken): Promise<Date | null> {
+  const row = (await db('message_logs').where({ organization_id: token.orgId, id: token.logId }).first('created_at')) as { created_at: Date } | undefined;
+  return row?.created_at ?? null;
+}
+
+const agentOf = (req: Request) => (req.get('user-agent') ?? '').slice(0, MAX_AGENT);
+
+export function trackingRouter(deps: Pick<Deps, 'config' | 'db' | 'log'>): Router {
+  const router = Router();
+  const read = (req: Request) => readTrackingToken(deps.config.jwtSecret, String(req.params.token));
+
+  /** Records the receipt; an unknown log is ignored, and a failure never reaches the reader. */
+  async function recordSafely(token: TrackingToken, receipt: Receipt) {
+    try {
+      await record(deps.db, token.orgId, { logId: token.logId, position: token.position }, receipt);
+    } catch (err) {
+      deps.log.warn({ err, logId: token.logId }, `tracking: recording an ${token.kind} failed`);
+    }
+  }
+
+  router.get('/t/o/:token', async (req, res: Response) => {
+    const token = read(req);
+    if (token?.kind === 'open') {
+      const reason = scannerReason(req);
+      await recordSafely(token, { kind: 'opened', at: new Date(), ...(reason && { scanner: true, data: { userAgent: agentOf(req), scanner: reason } }) });
+    }
+    res
+      .set({ 'Cache-Control': 'no-store, private', 'Cross-Origin-Resource-Policy': 'cross-origin', 'X-Robots-Tag': 'noindex' })
+      .type('image/gif')
+      .status(200)
+      .send(PIXEL);
+  });
+
+  router.get('/t/c/:token', async (req, res: Response) => {
+    const token = read(req);
+    // Only a URL Herald signed is followed; the check of its scheme keeps a redirect to anything else impossible even so.
+    if (token?.kind !== 'click' || !/^https?:\/\//i.test(token.url)) throw notFound('This link is not valid');
+    const at = new Date();
+    let reason = scannerReason(req);
+    if (!reason) {
+      try {
+        const sent = await sentAt(deps.db, token);
+        if (sent && at.getTime() - sent.getTime() < SCANNER_WINDOW_MS) reason = 'too-soon';
+      } catch (err) {
+        deps.log.warn({ err, logId: token.logId }, 'tracking: reading the log of a click failed');
+      }
+    }
+    await recordSafely(token, { kind: 'clicked', at, data: { url: token.url }, ...(reason && { scanner: true, data: { url: token.url, userAgent: agentOf(req), scanner: reason } }) });
+    res.set({ 'Cache-Control': 'no-store, private', 'X-Robots-Tag': 'noindex', 'Referrer-Policy': 'no-referrer' }).redirect(302, token.url);
+  });
+
+  router.all(['/t/o/:token', '/t/c/:token'], (req, res, next) => {
+    if (req.method === 'OPTIONS') return void res.set('Allow', 'GET, HEAD').status(204).end();
+    next(methodNotAllowed(req.method, ['GET', 'HEAD']));
+  });
+  return router;
+}
