@@ -1,12 +1,12 @@
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { seal, unseal, uuidBytes, uuidOf } from '../lib/signed-tokens.js';
 
 /**
  * Open and click tracking links (platform.md, "Receipts and engagement"): `<PUBLIC_URL>/t/o/<token>`
  * (the open pixel) and `<PUBLIC_URL>/t/c/<token>` (a link, answered with a redirect to the URL it
  * names). A token names the organization, the message log, the recipient's position in it and, for
- * a click, the link's URL; it is signed with HMAC-SHA256 under a key derived from the server secret
- * (apart from the unsubscribe links' key), so it can be neither guessed nor altered: a redirect only
- * ever goes where Herald itself wrote the link to go.
+ * a click, the link's URL; it is sealed with the tracking links' own key (`lib/signed-tokens.ts`),
+ * so it can be neither guessed nor altered: a redirect only ever goes where Herald itself wrote the
+ * link to go.
  *
  * Layout (base64url): version byte, kind (1 byte: 1 an open, 2 a click), organization (16 bytes),
  * log (16 bytes), position (2 bytes, big-endian), then for a click the URL (UTF-8), then the first
@@ -25,31 +25,12 @@ export type TrackingToken = TrackingRef & ({ kind: 'open'; url?: undefined } | {
 const VERSION = 1;
 const OPEN = 1;
 const CLICK = 2;
+const PURPOSE = 'tracking-links';
 const MAC_BYTES = 16;
 const HEAD_BYTES = 1 + 1 + 16 + 16 + 2;
 /** The longest URL a click token carries; a longer link is left as it is (untracked). */
 export const MAX_TRACKED_URL_BYTES = 2048;
 const MAX_TOKEN_LENGTH = Math.ceil(((HEAD_BYTES + MAX_TRACKED_URL_BYTES + MAC_BYTES) * 4) / 3);
-
-const keys = new Map<string, Buffer>();
-
-/** The key links are signed with, derived once per server secret (never the secret itself). */
-function keyFor(secret: string): Buffer {
-  let key = keys.get(secret);
-  if (!key) {
-    key = Buffer.from(hkdfSync('sha256', secret, 'herald', 'tracking-links', 32));
-    keys.set(secret, key);
-  }
-  return key;
-}
-
-const uuidBytes = (id: string) => Buffer.from(id.replace(/-/g, ''), 'hex');
-const uuidOf = (bytes: Buffer) => {
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-};
-
-const mac = (secret: string, body: Buffer) => createHmac('sha256', keyFor(secret)).update(body).digest().subarray(0, MAC_BYTES);
 
 /** A signed token for `ref`'s open (no `url`) or for its click on `url`; null when the URL is too long to carry. */
 export function trackingToken(secret: string, ref: TrackingRef, url?: string): string | null {
@@ -63,16 +44,13 @@ export function trackingToken(secret: string, ref: TrackingRef, url?: string): s
   uuidBytes(ref.logId).copy(head, 18);
   head.writeUInt16BE(ref.position, 34);
   const body = Buffer.concat([head, urlBytes]);
-  return Buffer.concat([body, mac(secret, body)]).toString('base64url');
+  return seal(secret, PURPOSE, body);
 }
 
 /** What a token names, or null when it is not one Herald signed (forged, altered, truncated, too long). */
 export function readTrackingToken(secret: string, token: string): TrackingToken | null {
-  if (token.length > MAX_TOKEN_LENGTH || !/^[A-Za-z0-9_-]+$/.test(token)) return null;
-  const bytes = Buffer.from(token, 'base64url');
-  if (bytes.length < HEAD_BYTES + MAC_BYTES) return null;
-  const body = bytes.subarray(0, bytes.length - MAC_BYTES);
-  if (!timingSafeEqual(bytes.subarray(bytes.length - MAC_BYTES), mac(secret, body))) return null;
+  const body = unseal(secret, PURPOSE, token, { maxLength: MAX_TOKEN_LENGTH, minBody: HEAD_BYTES });
+  if (!body) return null;
   if (body[0] !== VERSION) return null;
   const ref: TrackingRef = { orgId: uuidOf(body.subarray(2, 18)), logId: uuidOf(body.subarray(18, 34)), position: body.readUInt16BE(34) };
   if (ref.position < 1) return null;

@@ -1,4 +1,4 @@
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Config } from '../../config/config.js';
 import type { Deps } from '../../context.js';
@@ -6,6 +6,7 @@ import type { Db } from '../../db/database.js';
 import { readCredentials, type StoredCredentials } from '../../delivery/credentials.js';
 import { badRequest, forbidden, methodNotAllowed, notFound, unauthorized } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
+import { macOf, sameText } from '../../lib/signed-tokens.js';
 import { setSubscription, type SubscriptionStatus } from '../consent/service.js';
 import { record, recipientByProviderId, recipientByReference, type Receipt, type RecipientRef } from './service.js';
 
@@ -33,11 +34,8 @@ const START_WORDS = new Set(['START', 'UNSTOP', 'SUBSCRIBE']);
 
 const WHATSAPP_KINDS: Record<string, Receipt['kind']> = { delivered: 'delivered', read: 'read', failed: 'failed' };
 
-/** The SMS report URL's token: HMAC-SHA256 of the organization id under a key derived from the JWT secret for this use only. */
-export function smsReportToken(jwtSecret: string, orgId: string): string {
-  const key = Buffer.from(hkdfSync('sha256', jwtSecret, '', 'sms-report-url', 32));
-  return createHmac('sha256', key).update(orgId.toLowerCase()).digest('base64url').slice(0, 32);
-}
+/** The SMS report URL's token: the HMAC of the organization id under the report URLs' own key (`lib/signed-tokens.ts`). */
+export const smsReportToken = (jwtSecret: string, orgId: string): string => macOf(jwtSecret, 'sms-report-url', orgId.toLowerCase()).toString('base64url').slice(0, 32);
 
 /** Where the SMS gateway account should push delivery reports for this organization (shown to its admins). */
 export const smsReportUrl = (config: Pick<Config, 'publicUrl' | 'jwtSecret'>, orgId: string) =>
@@ -46,11 +44,6 @@ export const smsReportUrl = (config: Pick<Config, 'publicUrl' | 'jwtSecret'>, or
 /** Where Meta's app should send this organization's WhatsApp webhooks. */
 export const whatsappWebhookUrl = (config: Pick<Config, 'publicUrl'>, orgId: string) => `${config.publicUrl}/webhooks/whatsapp/${orgId}`;
 
-const sameText = (a: string, b: string) => {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-};
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const arrayOf = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
