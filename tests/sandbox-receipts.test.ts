@@ -120,6 +120,10 @@ describe('POST /sandbox/events', () => {
     expect(subs.whatsapp).toMatchObject({ status: 'subscribed' });
     expect((await reply('START')).body).toEqual({ recorded: 'changed' });
     expect((await api.get(`/contacts/${contact.body._id}`, as(org))).body.subscriptions.sms).toMatchObject({ status: 'subscribed' });
+    // The words of a provider's reply, the same list (consent `replied`).
+    expect((await reply('Unsubscribe')).body).toEqual({ recorded: 'changed' });
+    expect((await api.get(`/contacts/${contact.body._id}`, as(org))).body.subscriptions.sms).toMatchObject({ status: 'unsubscribed', source: 'reply' });
+    expect((await reply('unstop')).body).toEqual({ recorded: 'changed' });
   });
 
   test('an unknown log, a recipient not in the log, a click without an http(s) url are 400 naming the field', async () => {

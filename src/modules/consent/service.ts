@@ -189,3 +189,26 @@ export async function unsubscribeThroughLink(db: Conn, ref: UnsubscribeRef, sour
   await setSubscription(db, ref.orgId, who, ref.channel, 'unsubscribed', source);
   return { organization, channel: ref.channel, unsubscribed: true };
 }
+
+/** Reply words that change consent (the carriers' and Meta's usual keywords), whatever their case and surrounding space. */
+const REPLY_WORDS: Record<string, SubscriptionStatus> = {
+  STOP: 'unsubscribed',
+  UNSUBSCRIBE: 'unsubscribed',
+  STOPALL: 'unsubscribed',
+  CANCEL: 'unsubscribed',
+  END: 'unsubscribed',
+  QUIT: 'unsubscribed',
+  START: 'subscribed',
+  UNSTOP: 'subscribed',
+  SUBSCRIBE: 'subscribed',
+};
+
+/**
+ * A recipient's reply on an SMS or WhatsApp channel (a provider's webhook, the sandbox's simulated
+ * reply): the change of consent its words ask for, made with source `reply`; other texts change
+ * nothing. Returns how many contacts changed.
+ */
+export async function replied(db: Conn, orgId: string, address: string, channel: Channel, text: string, at: Date = new Date()): Promise<number> {
+  const status = Object.hasOwn(REPLY_WORDS, text.trim().toUpperCase()) ? REPLY_WORDS[text.trim().toUpperCase()]! : null;
+  return status ? setSubscription(db, orgId, { address }, channel, status, 'reply', at) : 0;
+}

@@ -7,7 +7,7 @@ import { readCredentials, type StoredCredentials } from '../../delivery/credenti
 import { badRequest, forbidden, methodNotAllowed, notFound, unauthorized } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import { macOf, sameText } from '../../lib/signed-tokens.js';
-import { setSubscription, type SubscriptionStatus } from '../consent/service.js';
+import { replied } from '../consent/service.js';
 import { record, recipientByProviderId, recipientByReference, type Receipt, type RecipientRef } from './service.js';
 
 /**
@@ -27,10 +27,6 @@ import { record, recipientByProviderId, recipientByReference, type Receipt, type
 
 /** Far above one provider notification (Meta batches at most a few hundred statuses). */
 const MAX_BODY = 256 * 1024;
-
-/** Reply words that change consent (the carriers' and Meta's usual keywords). */
-const STOP_WORDS = new Set(['STOP', 'UNSUBSCRIBE', 'STOPALL', 'CANCEL', 'END', 'QUIT']);
-const START_WORDS = new Set(['START', 'UNSTOP', 'SUBSCRIBE']);
 
 const WHATSAPP_KINDS: Record<string, Receipt['kind']> = { delivered: 'delivered', read: 'read', failed: 'failed' };
 
@@ -110,9 +106,7 @@ async function whatsappReply(db: Db, orgId: string, message: Record<string, unkn
   const from = str(message.from);
   const text = isObject(message.text) ? str(message.text.body) : undefined;
   if (!from || !/^\d{6,15}$/.test(from) || text === undefined) return;
-  const word = text.trim().toUpperCase();
-  const status: SubscriptionStatus | null = STOP_WORDS.has(word) ? 'unsubscribed' : START_WORDS.has(word) ? 'subscribed' : null;
-  if (status) await setSubscription(db, orgId, { address: `+${from}` }, 'whatsapp', status, 'reply', unixTime(message.timestamp));
+  await replied(db, orgId, `+${from}`, 'whatsapp', text, unixTime(message.timestamp));
 }
 
 /** A delivery report of the SMS gateway; false when it is not one. */

@@ -10,7 +10,7 @@ import { normaliseAddress } from '../../lib/addresses.js';
 import { conflict, validationFailed, type FieldProblem } from '../../lib/errors.js';
 import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
-import { setSubscription, type SubscriptionStatus } from '../consent/service.js';
+import { replied } from '../consent/service.js';
 import { record, type Outcome } from '../receipts/service.js';
 
 /**
@@ -78,9 +78,6 @@ export function sandboxTasks(deps: Pick<Deps, 'db'>): TaskList {
   return { [SANDBOX_RECEIPTS_TASK]: task };
 }
 
-/** Reply words that change consent on the channel replied on. */
-const REPLY_CONSENT: Record<string, SubscriptionStatus> = { STOP: 'unsubscribed', START: 'subscribed' };
-
 const eventInput = z
   .strictObject({
     logId: v.id(),
@@ -125,8 +122,9 @@ export interface SandboxEventResult {
 }
 
 /**
- * `POST /sandbox/events`: an open, a click (with its `url`) or a reply (with its `text`; STOP and
- * START change the contact's consent on the log's channel, other texts nothing) for a recipient of
+ * `POST /sandbox/events`: an open, a click (with its `url`) or a reply (with its `text`: a reply
+ * word such as STOP or START changes the contact's consent on the log's channel, as a provider's
+ * reply would, see consent `replied`) for a recipient of
  * one of the organization's logs, recorded as a provider's or a tracking link's would be. Sandbox
  * mode only: a live Herald answers 409, since the path exists but simulating would mix invented
  * events with real ones.
@@ -148,9 +146,7 @@ export const simulateEvent = operation({
     const { orgId } = ctx.caller;
     const at = new Date();
     if (input.type === 'reply') {
-      const status = REPLY_CONSENT[(input.text ?? '').trim().toUpperCase()];
-      if (!status) return { recorded: 'unchanged' };
-      const changed = await setSubscription(ctx.db, orgId, { address: found.address }, found.log.channel, status, 'reply', at);
+      const changed = await replied(ctx.db, orgId, found.address, found.log.channel, input.text ?? '', at);
       return { recorded: changed ? 'changed' : 'unchanged' };
     }
     const ref = { logId: found.log.id, position: found.position };
