@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import type { Knex } from 'knex';
+import type { AuthedContext } from '../../context.js';
 import type { Config } from '../../config/config.js';
 import { nowMs } from '../../db/database.js';
 import { isEmailAddress } from '../../lib/addresses.js';
@@ -84,16 +86,22 @@ export const updateCredentials = operation({
       const current = (await trx('organizations').where({ id: ctx.caller.orgId }).forUpdate().first()) as Omit<OrganizationRow, 'credits'>;
       const merged: StoredCredentials = { ...readCredentials(ctx.config, current), ...input };
       for (const field of REMOVABLE) if (merged[field] === '') delete merged[field];
-      const [updated] = await trx('organizations')
-        .where({ id: ctx.caller.orgId })
-        .update({ credentials: sealCredentials(ctx.config, merged), updated_at: nowMs(ctx.db) })
-        .returning('*');
-      return { ...updated, credits: await credits.balance(trx, ctx.caller.orgId) } as OrganizationRow;
+      return writeOrganization(ctx, trx, { credentials: sealCredentials(ctx.config, merged) });
     });
     return toOrganizationDto(ctx.config, row);
   },
 });
 
+/** Writes the caller's organization's `changes` (and its `updated_at`) and answers the row as the API shows it, with its credits. */
+async function writeOrganization(ctx: AuthedContext, trx: Knex.Transaction, changes: Partial<Pick<OrganizationRow, 'credentials' | 'tracking'>>): Promise<OrganizationRow> {
+  const [updated] = await trx('organizations')
+    .where({ id: ctx.caller.orgId })
+    .update({ ...changes, updated_at: nowMs(ctx.db) })
+    .returning('*');
+  return { ...updated, credits: await credits.balance(trx, ctx.caller.orgId) } as OrganizationRow;
+}
+
+/** `PUT /organizations/current`: the organization's settings (today `tracking`). Admins, by JWT. */
 export const updateOrganization = operation({
   access: { role: 'admin', apiKeys: false },
   input: z.strictObject({
@@ -101,14 +109,7 @@ export const updateOrganization = operation({
     tracking: flag.optional(),
   }),
   async run(ctx, input) {
-    const row = await ctx.db.transaction(async (trx) => {
-      const changes = input.tracking === undefined ? {} : { tracking: input.tracking };
-      const [updated] = await trx('organizations')
-        .where({ id: ctx.caller.orgId })
-        .update({ ...changes, updated_at: nowMs(ctx.db) })
-        .returning('*');
-      return { ...updated, credits: await credits.balance(trx, ctx.caller.orgId) } as OrganizationRow;
-    });
+    const row = await ctx.db.transaction((trx) => writeOrganization(ctx, trx, input.tracking === undefined ? {} : { tracking: input.tracking }));
     return toOrganizationDto(ctx.config, row);
   },
 });

@@ -1,6 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import type { Deps } from '../../context.js';
 import type { Db } from '../../db/database.js';
+import { tenant } from '../../db/tenant.js';
 import { readTrackingToken, type TrackingToken } from '../../delivery/tracking-tokens.js';
 import { methodNotAllowed, notFound } from '../../lib/errors.js';
 import { record, type Receipt } from './service.js';
@@ -51,7 +52,7 @@ export function scannerReason(req: Pick<Request, 'method' | 'get'>): string | nu
 
 /** When the log was written (its send began), or null when the organization has no such log. */
 async function sentAt(db: Db, token: TrackingToken): Promise<Date | null> {
-  const row = (await db('message_logs').where({ organization_id: token.orgId, id: token.logId }).first('created_at')) as { created_at: Date } | undefined;
+  const row = (await tenant(db, token.orgId).scoped('message_logs').where('message_logs.id', token.logId).first('message_logs.created_at')) as { created_at: Date } | undefined;
   return row?.created_at ?? null;
 }
 
