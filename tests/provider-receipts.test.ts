@@ -155,6 +155,8 @@ describe('WhatsApp statuses', () => {
         return wa.postWebhook(waUrl(a), raw.replace('delivered', 'read'), a.secret, { signature: metaSignature(raw, a.secret) });
       })(),
     ];
+    // Verified before parsed: a malformed body without a valid signature is refused for its signature, not read.
+    refused.push(await wa.postWebhook(waUrl(a), '{"entry": [', 'not-the-secret'));
     for (const res of refused) expect(res).toMatchObject({ status: 401, body: { statusCode: 401, error: 'Unauthorized' } });
 
     const big = JSON.stringify({ ...body, padding: 'x'.repeat(300 * 1024) });
@@ -232,6 +234,8 @@ describe('SMS delivery reports', () => {
     // A's token on B's path.
     const crossed = `${herald.url}/webhooks/sms/${b.orgId}/${token}`;
     expect((await gateway.pushReports(crossed, gateway.report(r3!, 'DeliveredToTerminal'))).status).toBe(404);
+    // Verified before parsed: a wrong token is 404 whatever the body, a malformed one included.
+    expect((await gateway.pushReports(wrong, '{"status": ')).status).toBe(404);
     expect(await analytics(a, c.id)).toMatchObject({ delivered: 1 });
 
     for (const bad of ['{"status": ', '[]', '"text"', '[{"messageid": "1"}]']) expect((await gateway.pushReports(smsUrl(a), bad)).status).toBe(400);

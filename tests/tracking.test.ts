@@ -245,7 +245,8 @@ describe('ad hoc sends', () => {
     await sink.waitForMessages(1);
     expect(mailTo(ann).text).not.toContain('/t/');
 
-    await herald.db('organizations').where({ id: org.orgId }).update({ tracking: false });
+    // The organization's setting, as an admin turns it off (PUT /organizations/current).
+    expect((await api.put('/organizations/current', { tracking: false }, { token: org.token })).body).toMatchObject({ tracking: false });
     sink.messages.length = 0;
     await api.post('/notifications/send', { type: 'email', to: ann, subject: 'Receipt', message: body }, { token: org.token });
     await sink.waitForMessages(1);
