@@ -30,8 +30,8 @@ export interface SandboxReceiptsPayload {
 
 /**
  * Queues the simulated receipts of a call's successful SMS and WhatsApp recipients: one job per
- * call and kind (a call is at most a log's 100 recipients), never one per recipient, run a few
- * seconds later, when the log has settled. Queued with graphile-worker's own SQL function because
+ * call and kind (a send's call is one log of up to 100 recipients, a campaign chunk's up to 64
+ * logs), never one per recipient, run a few seconds later, when the logs have settled. Queued with graphile-worker's own SQL function because
  * the adapter holds only the database; both jobs in one statement.
  */
 async function queueReceipts(db: Db, channel: Channel, orgId: string, targets: DeliveryTarget[], results: DeliveryResult[]): Promise<void> {
