@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { readTrackingToken } from './tracking-tokens.js';
-import { decodeAttribute, trackHtml } from './tracking.js';
+import { trackHtml } from './tracking.js';
 
 const SECRET = 'a server secret of enough length for tests';
 const PUBLIC = 'https://herald.example';
@@ -52,7 +52,18 @@ describe('trackHtml', () => {
   });
 
   it('decodes character references as a browser reads the attribute', () => {
-    expect(decodeAttribute(' https://x.test/?a=1&amp;b=2&#38;c=&#x33;&quot; ')).toBe('https://x.test/?a=1&b=2&c=3"');
-    expect(decodeAttribute('https://x.test/?copy&unknown;')).toBe('https://x.test/?copy&unknown;');
+    const tracked = trackHtml('<a href=" https://x.test/?a=1&amp;b=2&#38;c=&#x33;&quot; ">x</a><a href="https://x.test/?copy&unknown;">y</a>', OPTIONS);
+    expect(targets(tracked)).toEqual(['https://x.test/?a=1&b=2&c=3"', 'https://x.test/?copy&unknown;']);
+  });
+
+  it('reads tags as a browser does: links in comments, scripts and styles are not links, and the pixel goes before the real </body>', () => {
+    const html = '<body><!-- <a href="https://example.com/c"> </body> --><script>var s = \'<a href="https://example.com/s">\';</script><style>a[href="https://example.com/y"]{}</style><a href="https://example.com/real">r</a></body>';
+    const tracked = trackHtml(html, OPTIONS);
+    expect(targets(tracked)).toEqual(['https://example.com/real']);
+    expect(tracked).toContain('<!-- <a href="https://example.com/c"> </body> -->');
+    expect(tracked).toMatch(/<\/a><img src="[^"]+" width="1" height="1" alt="" border="0"><\/body>$/);
+    const after = trackHtml('<body><p>x</p></body><a href="https://example.com/late">late</a>', OPTIONS);
+    expect(targets(after)).toEqual(['https://example.com/late']);
+    expect(after).toMatch(/^<body><p>x<\/p><img [^>]+><\/body><a href="https:\/\/herald\.example\/t\/c\/[^"]+">late<\/a>$/);
   });
 });

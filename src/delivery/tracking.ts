@@ -1,43 +1,22 @@
+import { QuoteType, Tokenizer } from 'htmlparser2';
 import { clickUrl, openUrl, type TrackingRef } from './tracking-tokens.js';
 
 /**
  * Open and click tracking of an HTML email (platform.md, "Receipts and engagement"): each `http(s)`
  * link of an `<a>` goes through `<PUBLIC_URL>/t/c/<token>`, which redirects to it, and a 1x1 pixel
- * `<PUBLIC_URL>/t/o/<token>` is added at the end of the body. Links that are not the reader's to
- * follow elsewhere are left alone: `mailto:`, `tel:`, `#anchors`, Herald's own unsubscribe and
- * tracking links, and a URL too long for a token.
+ * `<PUBLIC_URL>/t/o/<token>` is added before the body's end. Links that are not the reader's to
+ * follow elsewhere are left alone: `mailto:`, `tel:`, `#anchors`, relative links, Herald's own
+ * unsubscribe and tracking links, and a URL too long for a token.
  *
- * No HTML parser is a dependency, so `<a>` tags are found by a scan that respects quoted attribute
- * values (a `>` inside one does not end the tag) and their attributes are read as the HTML
- * tokenizer reads them: names case-insensitive, values double-, single- or un-quoted, the first of a
- * repeated attribute the one that counts. The URL a link goes to is its value with character
- * references decoded (`&amp;` is `&`).
+ * The HTML is read by htmlparser2's tokenizer, as a browser reads it (comments, `<script>` and
+ * `<style>` are not tags; attribute names are case-insensitive; the first of a repeated attribute
+ * counts; character references in a value are decoded). Only the `href` values it rewrites are
+ * changed, in place: everything else of the message stays as it was written.
  */
 
 export interface TrackOptions extends TrackingRef {
   publicUrl: string;
   secret: string;
-}
-
-/** An `<a>` start tag: quoted values may hold `>`. */
-const A_TAG = /<a(?=[\s/>])(?:"[^"]*"|'[^']*'|[^"'>])*>/gi;
-/** One attribute of a tag (after the tag name): its name and its value in one of three forms. */
-const ATTRIBUTE = /([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?/g;
-const BODY_END = /<\/body\s*>/gi;
-
-const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' };
-
-/** A URL attribute's value as the browser reads it: character references decoded, outer whitespace trimmed. */
-export function decodeAttribute(value: string): string {
-  return value
-    .replace(/&(?:#(\d{1,7})|#x([0-9a-f]{1,6})|([a-z]+));?/gi, (whole, dec: string | undefined, hex: string | undefined, name: string | undefined) => {
-      if (dec || hex) {
-        const code = dec ? parseInt(dec, 10) : parseInt(hex!, 16);
-        return code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : '\ufffd';
-      }
-      return NAMED[name!.toLowerCase()] ?? whole;
-    })
-    .trim();
 }
 
 /** Whether a link is one Herald tracks. */
@@ -47,35 +26,84 @@ function trackable(url: string, publicUrl: string): boolean {
   return !url.startsWith(`${publicUrl}/u/`) && !url.startsWith(`${publicUrl}/t/`);
 }
 
-/** `html` with its links tracked and the open pixel added (before `</body>`, else at the end). */
+/** A replacement of `html.slice(start, end)`. */
+interface Edit {
+  start: number;
+  end: number;
+  text: string;
+}
+
+const noop = () => {};
+
+/** `html` with its links tracked and the open pixel added (before the last `</body>`, else at the end). */
 export function trackHtml(html: string, options: TrackOptions): string {
   const { publicUrl, secret, orgId, logId, position } = options;
   const ref = { orgId, logId, position };
-  const linked = html.replace(A_TAG, (tag) => rewriteHref(tag, (raw) => {
-    const url = decodeAttribute(raw);
-    return trackable(url, publicUrl) ? clickUrl(publicUrl, secret, ref, url) : null;
-  }));
-  const pixel = `<img src="${openUrl(publicUrl, secret, ref)}" width="1" height="1" alt="" border="0">`;
-  let end = -1;
-  for (const m of linked.matchAll(BODY_END)) end = m.index;
-  return end === -1 ? linked + pixel : linked.slice(0, end) + pixel + linked.slice(end);
-}
+  const edits: Edit[] = [];
+  let bodyEnd = -1;
+  // The tag being read, its attribute being read, and whether the tag's first href was seen.
+  let tag = '';
+  let attribute = '';
+  let attributeEnd = 0;
+  let value = '';
+  let hrefSeen = false;
 
-/** The tag with its (first) `href` value replaced by what `replace` gives for it; unchanged when that is null. */
-function rewriteHref(tag: string, replace: (value: string) => string | null): string {
-  // Attributes start after `<a`.
-  ATTRIBUTE.lastIndex = 2;
-  for (let m = ATTRIBUTE.exec(tag); m; m = ATTRIBUTE.exec(tag)) {
-    if (m[1]!.toLowerCase() !== 'href') continue;
-    const value = m[2] ?? m[3] ?? m[4];
-    if (value === undefined) return tag;
-    const replaced = replace(value);
-    if (replaced === null) return tag;
-    // The value (with its quotes) is the end of the attribute's match; an unquoted one is quoted now.
-    const quote = m[3] !== undefined ? "'" : '"';
-    const end = m.index + m[0].length;
-    const start = end - value.length - (m[4] !== undefined ? 0 : 2);
-    return `${tag.slice(0, start)}${quote}${replaced}${quote}${tag.slice(end)}`;
+  const tokenizer = new Tokenizer(
+    { decodeEntities: true },
+    {
+      onopentagname(start, end) {
+        tag = html.slice(start, end).toLowerCase();
+        hrefSeen = false;
+      },
+      onattribname(start, end) {
+        attribute = html.slice(start, end).toLowerCase();
+        attributeEnd = end;
+        value = '';
+      },
+      onattribdata(start, end) {
+        value += html.slice(start, end);
+      },
+      onattribentity(codepoint) {
+        value += String.fromCodePoint(codepoint);
+      },
+      onattribend(quote, end) {
+        if (tag !== 'a' || attribute !== 'href' || hrefSeen) return;
+        hrefSeen = true;
+        const url = value.trim();
+        const tracked = quote !== QuoteType.NoValue && trackable(url, publicUrl) ? clickUrl(publicUrl, secret, ref, url) : null;
+        if (tracked === null) return;
+        // The value (with its quotes) runs from after the `=` and any space to `end`; an unquoted one is quoted now.
+        let start = html.indexOf('=', attributeEnd) + 1;
+        while (/\s/.test(html[start]!)) start++;
+        const mark = quote === QuoteType.Single ? "'" : '"';
+        edits.push({ start, end, text: `${mark}${tracked.replace(/&/g, '&amp;')}${mark}` });
+      },
+      onclosetag(start, end) {
+        // `start` is the name's: the tag begins at its `</`.
+        if (html.slice(start, end).toLowerCase() === 'body') bodyEnd = html.lastIndexOf('<', start);
+      },
+      oncdata: noop,
+      oncomment: noop,
+      ondeclaration: noop,
+      onend: noop,
+      onopentagend: noop,
+      onprocessinginstruction: noop,
+      onselfclosingtag: noop,
+      ontext: noop,
+      ontextentity: noop,
+    },
+  );
+  tokenizer.write(html);
+  tokenizer.end();
+
+  const pixel = `<img src="${openUrl(publicUrl, secret, ref)}" width="1" height="1" alt="" border="0">`;
+  edits.push({ start: bodyEnd === -1 ? html.length : bodyEnd, end: bodyEnd === -1 ? html.length : bodyEnd, text: pixel });
+  let out = '';
+  let at = 0;
+  // In the order of the text (a link after `</body>` comes after the pixel).
+  for (const edit of edits.sort((a, b) => a.start - b.start)) {
+    out += html.slice(at, edit.start) + edit.text;
+    at = edit.end;
   }
-  return tag;
+  return out + html.slice(at);
 }
