@@ -1,7 +1,11 @@
+import pg from 'pg';
+import type { Statement as Named } from '../src/db/statements.js';
 import type { Herald } from '../src/server.js';
 import { LogTarget } from '../src/delivery/types.js';
 import { record, recipientByProviderId, recipientByReference, type Receipt } from '../src/modules/receipts/service.js';
+import * as sql from '../src/modules/receipts/sql.js';
 import { heraldWithOrgs, ISO_MS, type Client, type Org } from './helpers/herald.js';
+import { expectEachWithOrganization, type Statement } from './helpers/statements.js';
 
 /**
  * platform.md, "Receipts and engagement": the one place a recipient's state after its send changes
@@ -144,5 +148,32 @@ describe('recording what happened to a recipient', () => {
     expect(await recipientByProviderId(herald.db, other.orgId, '<abc@mail>')).toBeNull();
     expect(await recipientByProviderId(herald.db, org.orgId, '<nope@mail>')).toBeNull();
     expect((await api.get(`/message-logs/${c.logId}`, { token: org.token })).body.recipients[1]).toMatchObject({ providerMessageId: '<abc@mail>' });
+  });
+});
+
+describe('the statements of receipts', () => {
+  test('each stays with its organization (one shard on Citus; every tenant scan filtered by it on Postgres)', async () => {
+    const c = await sentCampaign(org);
+    const key = { orgId: org.orgId, logId: c.logId, position: 1 };
+    const write = { ...key, at: at(0), deliveredAt: at(0), readAt: null, openedAt: null, clickedAt: null, failedAt: null, error: null, events: '[]', delivered: 1, opened: 0, clicked: 0 };
+    // As `run` sends them: the named statement's text and its parameters in order (EXPLAIN runs none of them).
+    const as = <P extends object>(st: Named<P, any>, params: P): Statement => ({ sql: st.text, bindings: st.order.map((k) => params[k]) });
+    const statements = [
+      as(sql.firstReceipt, write),
+      as(sql.lockReceipt, key),
+      as(sql.updateReceipt, { ...write, campaignId: c.id, recipient: 'r1@example.com' }),
+      as(sql.uncountedEvent, { ...key, at: at(0), events: '[]' }),
+      as(sql.logByPrefix, { orgId: org.orgId, low: c.logId, high: c.logId }),
+      as(sql.logByProviderId, { orgId: org.orgId, providerId: 'x' }),
+      as(sql.receiptsOfLogs, { orgId: org.orgId, logIds: [c.logId] }),
+      as(sql.eventsOfLog, { orgId: org.orgId, logId: c.logId }),
+    ];
+    const explain = new pg.Client({ connectionString: process.env.HERALD_TEST_DATABASE_URL });
+    await explain.connect();
+    try {
+      await expectEachWithOrganization(explain, statements, org.orgId);
+    } finally {
+      await explain.end();
+    }
   });
 });

@@ -63,7 +63,7 @@ export interface LogRecipientDto {
 }
 
 /** Receipts of a page's logs, by log id and position. */
-type Receipts = Map<string, ReceiptRow & { position: number }>;
+type Receipts = Map<string, ReceiptRow>;
 
 function recipientsOf(row: MessageLogRow, receipts: Receipts): LogRecipientDto[] {
   return expandRecipients(row.recipients, row.settled_at !== null).map((r, i) => {

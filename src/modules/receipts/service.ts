@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { jsonRows, run } from '../../db/statements.js';
-import { firstReceipt, lockReceipt, logByPrefix, logByProviderId, uncountedEvent, updateReceipt, type ReceiptRow } from './sql.js';
+import { firstReceipt, lockReceipt, logByPrefix, logByProviderId, uncountedEvent, updateReceipt, type CounterMoves, type ReceiptState } from './sql.js';
 
 /**
  * Receipts and engagement (platform.md): the one place a recipient's state after its send changes.
@@ -45,46 +45,37 @@ const EVENT_TYPE: Record<ReceiptKind, string> = {
   failed: 'message.failed',
 };
 
-interface State {
-  delivered_at: Date | null;
-  read_at: Date | null;
-  opened_at: Date | null;
-  clicked_at: Date | null;
-  failed_at: Date | null;
-  delivery_error: string | null;
-}
-
-const EMPTY: State = { delivered_at: null, read_at: null, opened_at: null, clicked_at: null, failed_at: null, delivery_error: null };
+const EMPTY: ReceiptState = { deliveredAt: null, readAt: null, openedAt: null, clickedAt: null, failedAt: null, error: null };
 
 /** A recipient's state after a receipt, and the changes it made (the receipt's own first, then those it implies). */
-function apply(before: State, receipt: Receipt): { after: State; changes: ReceiptKind[] } {
+function apply<S extends ReceiptState>(before: S, receipt: Receipt): { after: S; changes: ReceiptKind[] } {
   const after = { ...before };
   const changes: ReceiptKind[] = [];
-  const set = (kind: ReceiptKind, field: 'delivered_at' | 'read_at' | 'opened_at' | 'clicked_at') => {
+  const set = (kind: ReceiptKind, field: 'deliveredAt' | 'readAt' | 'openedAt' | 'clickedAt') => {
     if (after[field] !== null) return;
     after[field] = receipt.at;
     changes.push(kind);
   };
   switch (receipt.kind) {
     case 'delivered':
-      set('delivered', 'delivered_at');
+      set('delivered', 'deliveredAt');
       break;
     case 'read':
-      set('read', 'read_at');
-      set('delivered', 'delivered_at');
+      set('read', 'readAt');
+      set('delivered', 'deliveredAt');
       break;
     case 'opened':
-      set('opened', 'opened_at');
+      set('opened', 'openedAt');
       break;
     case 'clicked':
-      set('clicked', 'clicked_at');
-      set('opened', 'opened_at');
+      set('clicked', 'clickedAt');
+      set('opened', 'openedAt');
       break;
     case 'failed':
       // A recipient already delivered was delivered: a late failure changes nothing.
-      if (after.delivered_at === null && after.failed_at === null) {
-        after.failed_at = receipt.at;
-        after.delivery_error = receipt.error ?? 'Not delivered';
+      if (after.deliveredAt === null && after.failedAt === null) {
+        after.failedAt = receipt.at;
+        after.error = receipt.error ?? 'Not delivered';
         changes.push('failed');
       }
       break;
@@ -93,12 +84,12 @@ function apply(before: State, receipt: Receipt): { after: State; changes: Receip
 }
 
 /** How each campaign counter moves between two states: a recipient counts once in each. */
-function counts(before: State, after: State) {
-  const opened = (s: State) => s.opened_at !== null || s.read_at !== null;
+function counts(before: ReceiptState, after: ReceiptState): CounterMoves {
+  const opened = (s: ReceiptState) => s.openedAt !== null || s.readAt !== null;
   return {
-    delivered: before.delivered_at === null && after.delivered_at !== null ? 1 : 0,
+    delivered: before.deliveredAt === null && after.deliveredAt !== null ? 1 : 0,
     opened: !opened(before) && opened(after) ? 1 : 0,
-    clicked: before.clicked_at === null && after.clicked_at !== null ? 1 : 0,
+    clicked: before.clickedAt === null && after.clickedAt !== null ? 1 : 0,
   };
 }
 
@@ -112,15 +103,6 @@ function eventsOf(receipt: Receipt, changes: ReceiptKind[], counted: boolean): s
   );
 }
 
-const stateParams = (s: State) => ({
-  deliveredAt: s.delivered_at,
-  readAt: s.read_at,
-  openedAt: s.opened_at,
-  clickedAt: s.clicked_at,
-  failedAt: s.failed_at,
-  error: s.delivery_error,
-});
-
 /** Records what happened to one recipient of organization `orgId`'s message log. */
 export async function record(db: Db, orgId: string, ref: RecipientRef, receipt: Receipt): Promise<Outcome> {
   const key = { orgId, logId: ref.logId, position: ref.position };
@@ -130,7 +112,7 @@ export async function record(db: Db, orgId: string, ref: RecipientRef, receipt: 
   }
   // Most recipients have one receipt, or a first one: written with its events and counts in one statement.
   const first = apply(EMPTY, receipt);
-  const [row] = await run(db, firstReceipt, { ...key, at: receipt.at, ...stateParams(first.after), events: eventsOf(receipt, first.changes, true), ...counts(EMPTY, first.after) });
+  const [row] = await run(db, firstReceipt, { ...key, at: receipt.at, ...first.after, events: eventsOf(receipt, first.changes, true), ...counts(EMPTY, first.after) });
   if (!row!.known) return 'unknown';
   if (row!.inserted) return first.changes.length ? 'changed' : 'unchanged';
   // Later ones change the recipient's row under its lock: concurrent receipts of one recipient take turns.
@@ -141,10 +123,8 @@ export async function record(db: Db, orgId: string, ref: RecipientRef, receipt: 
     if (!changes.length) return 'unchanged';
     await run(trx, updateReceipt, {
       ...key,
-      campaignId: locked.campaign_id,
-      recipient: locked.recipient,
+      ...after,
       at: receipt.at,
-      ...stateParams(after),
       events: eventsOf(receipt, changes, true),
       ...counts(locked, after),
     });
@@ -177,4 +157,3 @@ export async function recipientByProviderId(db: Db, orgId: string, providerId: s
   return row?.position ? { logId: row.id, position: row.position } : null;
 }
 
-export type { ReceiptRow };

@@ -18,30 +18,43 @@ const LOG = `SELECT m.id, CASE WHEN m.test THEN NULL ELSE m.campaign_id END AS c
 /** `jsonRows` of events: `{ type, counted, data }`, all at `:at`. */
 const EVENTS = `json_to_recordset(:events::json) AS e(type text, counted boolean, data jsonb)`;
 
+/** SQL: records the events (`:events`) of the recipient at `:position`, its log, campaign and address given as SQL, from `from` (tables or CTEs) and the events. */
+const insertEvents = (logId: string, campaignId: string, recipient: string, from: string[] = []) =>
+  `INSERT INTO message_events (organization_id, type, log_id, position, campaign_id, recipient, occurred_at, counted, data)
+   SELECT :orgId, e.type, ${logId}, :position, ${campaignId}, ${recipient}, :at::timestamptz, e.counted, e.data
+   FROM ${[...from, EVENTS].join(', ')}`;
+
+/** SQL: moves the counters of the campaign `campaignId` (SQL, read from `from` when given) by `:delivered`, `:opened` and `:clicked`. */
+const countInCampaign = (campaignId: string, from?: string) =>
+  `UPDATE campaigns c SET delivered = c.delivered + :delivered::int, opened = c.opened + :opened::int, clicked = c.clicked + :clicked::int
+   ${from ? `FROM ${from} ` : ''}WHERE c.organization_id = :orgId AND c.id = ${campaignId} AND :delivered::int + :opened::int + :clicked::int > 0`;
+
+/** A recipient's state as a statement writes it (`null`: not happened). */
+export interface ReceiptState {
+  deliveredAt: Date | null;
+  readAt: Date | null;
+  openedAt: Date | null;
+  clickedAt: Date | null;
+  failedAt: Date | null;
+  error: string | null;
+}
+
+/** How a receipt moves its campaign's counters (0 or 1 each). */
+export interface CounterMoves {
+  delivered: number;
+  opened: number;
+  clicked: number;
+}
+
+/** What a receipt writes for its recipient: its state, its events (`jsonRows` of `{ type, counted, data }`) and its counters. */
+type ReceiptWrite = { orgId: string; logId: string; position: number; at: Date; events: string } & ReceiptState & CounterMoves;
+
 /**
  * A recipient's first receipt, in one statement: its row written with what the receipt sets, its
  * events recorded and its campaign counted. Nothing is written when the recipient has a row already
  * (`inserted` 0: the caller takes `lockReceipt`), or when the log or position is unknown (`known` 0).
  */
-export const firstReceipt = statement<
-  {
-    orgId: string;
-    logId: string;
-    position: number;
-    at: Date;
-    deliveredAt: Date | null;
-    readAt: Date | null;
-    openedAt: Date | null;
-    clickedAt: Date | null;
-    failedAt: Date | null;
-    error: string | null;
-    events: string;
-    delivered: number;
-    opened: number;
-    clicked: number;
-  },
-  { known: number; inserted: number }
->(
+export const firstReceipt = statement<ReceiptWrite, { known: number; inserted: number }>(
   'herald_receipts_first',
   `WITH log AS (${LOG}),
         ins AS (
@@ -51,31 +64,27 @@ export const firstReceipt = statement<
           FROM log
           ON CONFLICT (organization_id, log_id, position) DO NOTHING
           RETURNING campaign_id),
-        ev AS (
-          INSERT INTO message_events (organization_id, type, log_id, position, campaign_id, recipient, occurred_at, counted, data)
-          SELECT :orgId, e.type, log.id, :position, log.campaign_id, log.recipient, :at::timestamptz, e.counted, e.data
-          FROM log, ins, ${EVENTS}),
-        counted AS (
-          UPDATE campaigns c SET delivered = c.delivered + :delivered::int, opened = c.opened + :opened::int, clicked = c.clicked + :clicked::int
-          FROM ins WHERE c.organization_id = :orgId AND c.id = ins.campaign_id AND :delivered::int + :opened::int + :clicked::int > 0)
+        ev AS (${insertEvents('log.id', 'log.campaign_id', 'log.recipient', ['log', 'ins'])}),
+        counted AS (${countInCampaign('ins.campaign_id', 'ins')})
    SELECT (SELECT count(*) FROM log)::int AS known, (SELECT count(*) FROM ins)::int AS inserted`,
 );
 
+/** A recipient's stored receipts, as the message log shows them. */
 export interface ReceiptRow {
-  campaign_id: string | null;
-  recipient: string;
+  log_id: string;
+  position: number;
   delivered_at: Date | null;
   read_at: Date | null;
   opened_at: Date | null;
   clicked_at: Date | null;
-  failed_at: Date | null;
   delivery_error: string | null;
 }
 
-/** A recipient's row, locked until the transaction ends, with its address. */
-export const lockReceipt = statement<{ orgId: string; logId: string; position: number }, ReceiptRow>(
+/** A recipient's row, locked until the transaction ends: its state, campaign and address. */
+export const lockReceipt = statement<{ orgId: string; logId: string; position: number }, ReceiptState & { campaignId: string | null; recipient: string }>(
   'herald_receipts_lock',
-  `SELECT r.campaign_id, ${recipientAt} AS recipient, r.delivered_at, r.read_at, r.opened_at, r.clicked_at, r.failed_at, r.delivery_error
+  `SELECT r.campaign_id AS "campaignId", ${recipientAt} AS recipient, r.delivered_at AS "deliveredAt", r.read_at AS "readAt",
+          r.opened_at AS "openedAt", r.clicked_at AS "clickedAt", r.failed_at AS "failedAt", r.delivery_error AS error
    FROM recipient_receipts r
    JOIN message_logs m ON m.organization_id = :orgId AND m.id = r.log_id
    WHERE r.organization_id = :orgId AND r.log_id = :logId AND r.position = :position
@@ -83,24 +92,7 @@ export const lockReceipt = statement<{ orgId: string; logId: string; position: n
 );
 
 /** A locked recipient's new state, its events and its campaign's counters, in one statement. */
-export const updateReceipt = statement<{
-  orgId: string;
-  logId: string;
-  position: number;
-  campaignId: string | null;
-  recipient: string;
-  at: Date;
-  deliveredAt: Date | null;
-  readAt: Date | null;
-  openedAt: Date | null;
-  clickedAt: Date | null;
-  failedAt: Date | null;
-  error: string | null;
-  events: string;
-  delivered: number;
-  opened: number;
-  clicked: number;
-}>(
+export const updateReceipt = statement<ReceiptWrite & { campaignId: string | null; recipient: string }>(
   'herald_receipts_update',
   `WITH upd AS (
           UPDATE recipient_receipts r
@@ -109,13 +101,8 @@ export const updateReceipt = statement<{
               updated_at = date_trunc('milliseconds', now())
           WHERE r.organization_id = :orgId AND r.log_id = :logId AND r.position = :position
           RETURNING r.log_id),
-        ev AS (
-          INSERT INTO message_events (organization_id, type, log_id, position, campaign_id, recipient, occurred_at, counted, data)
-          SELECT :orgId, e.type, :logId::uuid, :position, :campaignId::uuid, :recipient::text, :at::timestamptz, e.counted, e.data
-          FROM ${EVENTS}),
-        counted AS (
-          UPDATE campaigns c SET delivered = c.delivered + :delivered::int, opened = c.opened + :opened::int, clicked = c.clicked + :clicked::int
-          WHERE c.organization_id = :orgId AND c.id = :campaignId::uuid AND :delivered::int + :opened::int + :clicked::int > 0)
+        ev AS (${insertEvents(':logId::uuid', ':campaignId::uuid', ':recipient::text')}),
+        counted AS (${countInCampaign(':campaignId::uuid')})
    SELECT count(*)::int AS n FROM upd`,
 );
 
@@ -123,16 +110,14 @@ export const updateReceipt = statement<{
 export const uncountedEvent = statement<{ orgId: string; logId: string; position: number; at: Date; events: string }, { known: number }>(
   'herald_receipts_uncounted',
   `WITH log AS (${LOG}),
-        ev AS (
-          INSERT INTO message_events (organization_id, type, log_id, position, campaign_id, recipient, occurred_at, counted, data)
-          SELECT :orgId, e.type, log.id, :position, log.campaign_id, log.recipient, :at::timestamptz, e.counted, e.data
-          FROM log, ${EVENTS})
+        ev AS (${insertEvents('log.id', 'log.campaign_id', 'log.recipient', ['log'])})
    SELECT (SELECT count(*) FROM log)::int AS known`,
 );
 
 /**
- * The log whose id begins with `:prefix` (the first 28 characters of a UUID, as Herald's own
- * per-recipient reference carries them, see `LogTarget.clientId`): a range of the primary key.
+ * The logs whose id begins with a prefix (the first 28 characters of a UUID, as Herald's own
+ * per-recipient reference carries them, see `LogTarget.clientId`), `:low` to `:high` being that
+ * prefix followed by the lowest and highest 8 hex digits: a range of the primary key.
  */
 export const logByPrefix = statement<{ orgId: string; low: string; high: string }, { id: string }>(
   'herald_receipts_log_by_prefix',
@@ -147,9 +132,9 @@ export const logByProviderId = statement<{ orgId: string; providerId: string }, 
 );
 
 /** The receipts of some logs' recipients, for showing them. */
-export const receiptsOfLogs = statement<{ orgId: string; logIds: string[] }, ReceiptRow & { log_id: string; position: number }>(
+export const receiptsOfLogs = statement<{ orgId: string; logIds: string[] }, ReceiptRow>(
   'herald_receipts_of_logs',
-  `SELECT log_id, position, campaign_id, '' AS recipient, delivered_at, read_at, opened_at, clicked_at, failed_at, delivery_error
+  `SELECT log_id, position, delivered_at, read_at, opened_at, clicked_at, delivery_error
    FROM recipient_receipts WHERE organization_id = :orgId AND log_id = ANY(:logIds::uuid[])`,
 );
 
