@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { createSmsGatewayAdapter } from '../src/delivery/channels/sms-gateway.js';
-import { createSmtpAdapter, htmlToText, isMarkup } from '../src/delivery/channels/smtp.js';
+import { createSmtpAdapter, htmlToText } from '../src/delivery/channels/smtp.js';
+import { isMarkup } from '../src/delivery/html.js';
 import { createWhatsAppCloudAdapter } from '../src/delivery/channels/whatsapp-cloud.js';
 import type { ChannelAdapter, DeliveryTarget, OutboundMessage } from '../src/delivery/types.js';
 import type { StoredCredentials } from '../src/delivery/credentials.js';

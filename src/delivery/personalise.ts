@@ -3,7 +3,7 @@ import type { Db } from '../db/database.js';
 import { run } from '../db/statements.js';
 import { compile, pathsRead, render, TemplateRenderError, variablesRead, type CompiledTemplate } from '../lib/templates.js';
 import { unsubscribeUrl, type UnsubscribeRef } from './unsubscribe-tokens.js';
-import { isMarkup } from './channels/smtp.js';
+import { isMarkup } from './html.js';
 import { trackHtml } from './tracking.js';
 import { unitCost } from './cost.js';
 import { CONTACT_FIELDS, contactsByAddress, type ContactField, type RecipientContactRow } from './sql/recipients.js';

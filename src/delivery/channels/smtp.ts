@@ -7,6 +7,7 @@ import type SMTPConnection from 'nodemailer/lib/smtp-connection';
 import pMap from 'p-map';
 import { emailSecure, type EmailSecure, type StoredCredentials } from '../credentials.js';
 import { subjectOf, type ChannelAdapter, type DeliveryResult, type DeliveryTarget, type OutboundMessage } from '../types.js';
+import { isMarkup } from '../html.js';
 
 export interface SmtpAdapterOptions {
   /** Limit for connecting and the greeting; a whole message (queueing included) gets twice this. */
@@ -256,13 +257,6 @@ function describeFailure(err: unknown, context: { deadlineMs: number; port: numb
     return { error: `SMTP: no answer within ${context.deadlineMs} ms; the message may have been delivered`, retryable: false };
   }
   return { error: `SMTP: ${e.message ?? String(err)}`, retryable: CONNECTION_CODES.has(e.code ?? '') };
-}
-
-/** Any opening or closing tag, `<br/>` or a comment; a bare `a < b` is not markup. */
-const MARKUP = /<\/?[a-z][a-z0-9-]*(\s[^<>]*)?\/?>|<!--/i;
-
-export function isMarkup(body: string): boolean {
-  return MARKUP.test(body);
 }
 
 /**

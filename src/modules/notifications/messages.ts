@@ -1,6 +1,6 @@
 import type { AuthedContext } from '../../context.js';
 import { tenant } from '../../db/tenant.js';
-import { isMarkup } from '../../delivery/channels/smtp.js';
+import { isMarkup } from '../../delivery/html.js';
 import { characterCount, preview } from '../../delivery/cost.js';
 import { contactsFor, Personaliser, type LogRef, type MessageTexts, type RecipientContact } from '../../delivery/personalise.js';
 import type { RecipientInput } from '../../delivery/pipeline.js';
