@@ -2,7 +2,7 @@ import pg from 'pg';
 import type { Statement as Named } from '../src/db/statements.js';
 import type { Herald } from '../src/server.js';
 import { LogTarget } from '../src/delivery/types.js';
-import { record, recipientByProviderId, recipientByReference, type Receipt } from '../src/modules/receipts/service.js';
+import { record, recordAll, recipientByProviderId, recipientByReference, type Receipt } from '../src/modules/receipts/service.js';
 import * as sql from '../src/modules/receipts/sql.js';
 import { heraldWithOrgs, ISO_MS, type Client, type Org } from './helpers/herald.js';
 import { expectEachWithOrganization, type Statement } from './helpers/statements.js';
@@ -116,6 +116,19 @@ describe('recording what happened to a recipient', () => {
     expect(events.filter((e: any) => e.type === 'message.clicked')).toHaveLength(1);
   });
 
+  test('several recipients of a log at once: first receipts together, the rest under their locks, unknown positions named', async () => {
+    const c = await sentCampaign(org);
+    expect(await record(herald.db, org.orgId, { logId: c.logId, position: 2 }, receipt('read', 40))).toBe('changed');
+    const outcomes = await recordAll(herald.db, org.orgId, c.logId, [1, 2, 3, 3, 9], receipt('delivered', 41));
+    expect(Object.fromEntries(outcomes)).toEqual({ 1: 'changed', 2: 'unchanged', 3: 'changed', 9: 'unknown' });
+    expect(await analytics(org, c.id)).toMatchObject({ delivered: 3, opened: 1 });
+    const events = (await api.get(`/message-logs/${c.logId}/events`, { token: org.token })).body;
+    expect(events.filter((e: any) => e.type === 'message.delivered').map((e: any) => e.position).sort()).toEqual([1, 2, 3]);
+    // Again, all at once: nothing changes.
+    expect([...(await recordAll(herald.db, org.orgId, c.logId, [1, 2, 3, 4], receipt('delivered', 42))).values()]).toEqual(['unchanged', 'unchanged', 'unchanged', 'changed']);
+    expect(await analytics(org, c.id)).toMatchObject({ delivered: 4, opened: 1 });
+  });
+
   test("a scanner's open is recorded uncounted", async () => {
     const c = await sentCampaign(org);
     expect(await record(herald.db, org.orgId, { logId: c.logId, position: 1 }, receipt('opened', 30, { scanner: true, data: { userAgent: 'Barracuda' } }))).toBe('unchanged');
@@ -159,9 +172,9 @@ describe('the statements of receipts', () => {
     // As `run` sends them: the named statement's text and its parameters in order (EXPLAIN runs none of them).
     const as = <P extends object>(st: Named<P, any>, params: P): Statement => ({ sql: st.text, bindings: st.order.map((k) => params[k]) });
     const statements = [
-      as(sql.firstReceipt, write),
+      as(sql.firstReceipts, { ...write, positions: [1, 2] }),
       as(sql.lockReceipt, key),
-      as(sql.updateReceipt, { ...write, campaignId: c.id, recipient: 'r1@example.com' }),
+      as(sql.updateReceipt, { ...write, position: 1, campaignId: c.id, recipient: 'r1@example.com' }),
       as(sql.uncountedEvent, { ...key, at: at(0), events: '[]' }),
       as(sql.logByPrefix, { orgId: org.orgId, low: c.logId, high: c.logId }),
       as(sql.logByProviderId, { orgId: org.orgId, providerId: 'x' }),

@@ -29,10 +29,19 @@ export interface SandboxReceiptsPayload {
 }
 
 /**
+ * Simulated receipts hold back sending as little as they can: a job records each of its logs'
+ * recipients in one statement (receipts `recordAll`), so it holds a worker's slot briefly, and it
+ * runs after any campaign chunk or send waiting beside it (a lower priority: graphile-worker takes
+ * lower numbers first; sends are 0).
+ */
+const RECEIPTS_PRIORITY = 10;
+
+/**
  * Queues the simulated receipts of a call's successful SMS and WhatsApp recipients: one job per
  * call and kind (a send's call is one log of up to 100 recipients, a campaign chunk's up to 64
- * logs), never one per recipient, run a few seconds later, when the logs have settled. Queued with graphile-worker's own SQL function because
- * the adapter holds only the database; both jobs in one statement.
+ * logs; a job per log made queueing a tenth of a 100,000-recipient campaign's time), never one per
+ * recipient, run a few seconds later, when the logs have settled. Queued with graphile-worker's own
+ * SQL function because the adapter holds only the database; both jobs in one statement.
  */
 async function queueReceipts(db: Db, channel: Channel, orgId: string, targets: DeliveryTarget[], results: DeliveryResult[]): Promise<void> {
   const delivered = new Map<string, number[]>();
@@ -54,9 +63,9 @@ async function queueReceipts(db: Db, channel: Channel, orgId: string, targets: D
   const jobs = [...(delivered.size ? [job('delivered', delivered)] : []), ...(read.size ? [job('read', read)] : [])];
   if (!jobs.length) return;
   await db.raw(
-    `SELECT graphile_worker.add_job(?, j.payload, run_at := now() + j.delay * interval '1 millisecond', max_attempts := 6)
+    `SELECT graphile_worker.add_job(?, j.payload, run_at := now() + j.delay * interval '1 millisecond', max_attempts := 6, priority := ?)
      FROM json_to_recordset(?::json) AS j(payload json, delay int)`,
-    [SANDBOX_RECEIPTS_TASK, JSON.stringify(jobs)],
+    [SANDBOX_RECEIPTS_TASK, RECEIPTS_PRIORITY, JSON.stringify(jobs)],
   );
 }
 

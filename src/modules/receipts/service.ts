@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { jsonRows, run } from '../../db/statements.js';
-import { firstReceipt, lockReceipt, logByPrefix, logByProviderId, uncountedEvent, updateReceipt, type CounterMoves, type ReceiptState } from './sql.js';
+import { firstReceipts, lockReceipt, logByPrefix, logByProviderId, uncountedEvent, updateReceipt, type CounterMoves, type ReceiptState } from './sql.js';
 
 /**
  * Receipts and engagement (platform.md): the one place a recipient's state after its send changes.
@@ -105,29 +105,51 @@ function eventsOf(receipt: Receipt, changes: ReceiptKind[], counted: boolean): s
 
 /** Records what happened to one recipient of organization `orgId`'s message log. */
 export async function record(db: Db, orgId: string, ref: RecipientRef, receipt: Receipt): Promise<Outcome> {
-  const key = { orgId, logId: ref.logId, position: ref.position };
   if (receipt.scanner) {
-    const [row] = await run(db, uncountedEvent, { ...key, at: receipt.at, events: eventsOf(receipt, [receipt.kind], false) });
+    const [row] = await run(db, uncountedEvent, { orgId, ...ref, at: receipt.at, events: eventsOf(receipt, [receipt.kind], false) });
     return row!.known ? 'unchanged' : 'unknown';
   }
-  // Most recipients have one receipt, or a first one: written with its events and counts in one statement.
+  return (await recordAll(db, orgId, ref.logId, [ref.position], receipt)).get(ref.position)!;
+}
+
+/**
+ * Records the same receipt for several recipients of one log (a provider's batch, the sandbox's
+ * simulated deliveries), by position. Their first receipts are written together in one statement
+ * (most recipients have one receipt, or a first one); a recipient with a row already changes under
+ * its lock, one at a time, so concurrent receipts of one recipient take turns.
+ */
+export async function recordAll(db: Db, orgId: string, logId: string, positions: number[], receipt: Receipt): Promise<Map<number, Outcome>> {
+  const wanted = [...new Set(positions)];
+  if (!wanted.length) return new Map();
   const first = apply(EMPTY, receipt);
-  const [row] = await run(db, firstReceipt, { ...key, at: receipt.at, ...first.after, events: eventsOf(receipt, first.changes, true), ...counts(EMPTY, first.after) });
-  if (!row!.known) return 'unknown';
-  if (row!.inserted) return first.changes.length ? 'changed' : 'unchanged';
-  // Later ones change the recipient's row under its lock: concurrent receipts of one recipient take turns.
+  const [row] = await run(db, firstReceipts, {
+    orgId,
+    logId,
+    positions: wanted,
+    at: receipt.at,
+    ...first.after,
+    events: eventsOf(receipt, first.changes, true),
+    ...counts(EMPTY, first.after),
+  });
+  const known = new Set(row!.known);
+  const inserted = new Set(row!.inserted);
+  const outcomes = new Map<number, Outcome>();
+  for (const position of wanted) {
+    if (!known.has(position)) outcomes.set(position, 'unknown');
+    else if (inserted.has(position)) outcomes.set(position, first.changes.length ? 'changed' : 'unchanged');
+    else outcomes.set(position, await recordLater(db, { orgId, logId, position }, receipt));
+  }
+  return outcomes;
+}
+
+/** A receipt of a recipient that has a row: its state changed under the row's lock. */
+function recordLater(db: Db, key: { orgId: string; logId: string; position: number }, receipt: Receipt): Promise<Outcome> {
   return db.transaction(async (trx) => {
     const [locked] = await run(trx, lockReceipt, key);
     if (!locked) return 'unknown';
     const { after, changes } = apply(locked, receipt);
     if (!changes.length) return 'unchanged';
-    await run(trx, updateReceipt, {
-      ...key,
-      ...after,
-      at: receipt.at,
-      events: eventsOf(receipt, changes, true),
-      ...counts(locked, after),
-    });
+    await run(trx, updateReceipt, { ...key, ...after, at: receipt.at, events: eventsOf(receipt, changes, true), ...counts(locked, after) });
     return 'changed';
   });
 }

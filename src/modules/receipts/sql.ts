@@ -6,27 +6,34 @@ import { statement } from '../../db/statements.js';
  * one organization's, filtered by it in every table it reads or writes (on Citus, one shard).
  */
 
-/** SQL: the address at `:position` of the log `m` (its recipients in stored form, see `delivery/log-recipients.ts`). */
-const recipientAt = `CASE WHEN json_typeof(m.recipients -> (:position - 1)) = 'string'
-                          THEN m.recipients -> (:position - 1) #>> '{}' ELSE m.recipients -> (:position - 1) ->> 'recipient' END`;
+/** SQL: the address at `position` (SQL) of the log `log` (its recipients in stored form, see `delivery/log-recipients.ts`). */
+const recipientAt = (position: string, log = 'm') => `CASE WHEN json_typeof(${log}.recipients -> (${position} - 1)) = 'string'
+  THEN ${log}.recipients -> (${position} - 1) #>> '{}' ELSE ${log}.recipients -> (${position} - 1) ->> 'recipient' END`;
 
-/** The log and campaign a recipient belongs to (a test send's recipients count in no campaign); none when the log or position is not one. */
-const LOG = `SELECT m.id, CASE WHEN m.test THEN NULL ELSE m.campaign_id END AS campaign_id, ${recipientAt} AS recipient
+/** The campaign a log's recipients count in: none for a test send's. */
+const CAMPAIGN_OF_LOG = 'CASE WHEN m.test THEN NULL ELSE m.campaign_id END';
+
+/** The log and campaign of the recipient at `:position`, and its address; none when the log or position is not one. */
+const LOG = `SELECT m.id, ${CAMPAIGN_OF_LOG} AS campaign_id, ${recipientAt(':position')} AS recipient
              FROM message_logs m
              WHERE m.organization_id = :orgId AND m.id = :logId AND :position BETWEEN 1 AND json_array_length(m.recipients)`;
 
 /** `jsonRows` of events: `{ type, counted, data }`, all at `:at`. */
 const EVENTS = `json_to_recordset(:events::json) AS e(type text, counted boolean, data jsonb)`;
 
-/** SQL: records the events (`:events`) of the recipient at `:position`, its log, campaign and address given as SQL, from `from` (tables or CTEs) and the events. */
-const insertEvents = (logId: string, campaignId: string, recipient: string, from: string[] = []) =>
+/** SQL: records the events (`:events`) of a recipient, its log, position, campaign and address given as SQL, read from `from` (tables or CTEs) and the events. */
+const insertEvents = (logId: string, position: string, campaignId: string, recipient: string, from: string[] = []) =>
   `INSERT INTO message_events (organization_id, type, log_id, position, campaign_id, recipient, occurred_at, counted, data)
-   SELECT :orgId, e.type, ${logId}, :position, ${campaignId}, ${recipient}, :at::timestamptz, e.counted, e.data
+   SELECT :orgId, e.type, ${logId}, ${position}, ${campaignId}, ${recipient}, :at::timestamptz, e.counted, e.data
    FROM ${[...from, EVENTS].join(', ')}`;
 
-/** SQL: moves the counters of the campaign `campaignId` (SQL, read from `from` when given) by `:delivered`, `:opened` and `:clicked`. */
-const countInCampaign = (campaignId: string, from?: string) =>
-  `UPDATE campaigns c SET delivered = c.delivered + :delivered::int, opened = c.opened + :opened::int, clicked = c.clicked + :clicked::int
+/**
+ * SQL: moves the counters of the campaign `campaignId` (SQL, read from `from` when given) by
+ * `:delivered`, `:opened` and `:clicked` for each of `times` (SQL) recipients.
+ */
+const countInCampaign = (campaignId: string, from?: string, times = '1') =>
+  `UPDATE campaigns c SET delivered = c.delivered + :delivered::int * ${times}, opened = c.opened + :opened::int * ${times},
+                          clicked = c.clicked + :clicked::int * ${times}
    ${from ? `FROM ${from} ` : ''}WHERE c.organization_id = :orgId AND c.id = ${campaignId} AND :delivered::int + :opened::int + :clicked::int > 0`;
 
 /** A recipient's state as a statement writes it (`null`: not happened). */
@@ -46,27 +53,31 @@ export interface CounterMoves {
   clicked: number;
 }
 
-/** What a receipt writes for its recipient: its state, its events (`jsonRows` of `{ type, counted, data }`) and its counters. */
-type ReceiptWrite = { orgId: string; logId: string; position: number; at: Date; events: string } & ReceiptState & CounterMoves;
+/** What a receipt writes: the state it leaves, its events (`jsonRows` of `{ type, counted, data }`) and how it moves the counters. */
+type ReceiptWrite = { orgId: string; logId: string; at: Date; events: string } & ReceiptState & CounterMoves;
 
 /**
- * A recipient's first receipt, in one statement: its row written with what the receipt sets, its
- * events recorded and its campaign counted. Nothing is written when the recipient has a row already
- * (`inserted` 0: the caller takes `lockReceipt`), or when the log or position is unknown (`known` 0).
+ * The first receipt of some recipients of one log (`:positions`), in one statement: a row for each
+ * with what the receipt sets, their events, and their campaign counted once for each. A recipient
+ * that has a row already is left as it is (`inserted` lacks it: the caller takes `lockReceipt`); a
+ * position the log does not have is not `known`.
  */
-export const firstReceipt = statement<ReceiptWrite, { known: number; inserted: number }>(
+export const firstReceipts = statement<ReceiptWrite & { positions: number[] }, { known: number[]; inserted: number[] }>(
   'herald_receipts_first',
-  `WITH log AS (${LOG}),
+  `WITH log AS (SELECT m.id, ${CAMPAIGN_OF_LOG} AS campaign_id, m.recipients FROM message_logs m WHERE m.organization_id = :orgId AND m.id = :logId),
+        pos AS (SELECT p.position, ${recipientAt('p.position', 'log')} AS recipient
+                FROM log, unnest(:positions::int[]) AS p(position)
+                WHERE p.position BETWEEN 1 AND json_array_length(log.recipients)),
         ins AS (
           INSERT INTO recipient_receipts (organization_id, log_id, position, campaign_id, delivered_at, read_at, opened_at, clicked_at, failed_at, delivery_error)
-          SELECT :orgId, log.id, :position, log.campaign_id, :deliveredAt::timestamptz, :readAt::timestamptz, :openedAt::timestamptz, :clickedAt::timestamptz,
+          SELECT :orgId, log.id, pos.position, log.campaign_id, :deliveredAt::timestamptz, :readAt::timestamptz, :openedAt::timestamptz, :clickedAt::timestamptz,
                  :failedAt::timestamptz, :error::text
-          FROM log
+          FROM log, pos
           ON CONFLICT (organization_id, log_id, position) DO NOTHING
-          RETURNING campaign_id),
-        ev AS (${insertEvents('log.id', 'log.campaign_id', 'log.recipient', ['log', 'ins'])}),
-        counted AS (${countInCampaign('ins.campaign_id', 'ins')})
-   SELECT (SELECT count(*) FROM log)::int AS known, (SELECT count(*) FROM ins)::int AS inserted`,
+          RETURNING position),
+        ev AS (${insertEvents('log.id', 'ins.position', 'log.campaign_id', 'pos.recipient', ['log', 'ins JOIN pos ON pos.position = ins.position'])}),
+        counted AS (${countInCampaign('log.campaign_id', 'log, (SELECT count(*)::int AS n FROM ins) inserted', 'inserted.n')})
+   SELECT coalesce((SELECT array_agg(position::int) FROM pos), '{}') AS known, coalesce((SELECT array_agg(position::int) FROM ins), '{}') AS inserted`,
 );
 
 /** A recipient's stored receipts, as the message log shows them. */
@@ -83,7 +94,7 @@ export interface ReceiptRow {
 /** A recipient's row, locked until the transaction ends: its state, campaign and address. */
 export const lockReceipt = statement<{ orgId: string; logId: string; position: number }, ReceiptState & { campaignId: string | null; recipient: string }>(
   'herald_receipts_lock',
-  `SELECT r.campaign_id AS "campaignId", ${recipientAt} AS recipient, r.delivered_at AS "deliveredAt", r.read_at AS "readAt",
+  `SELECT r.campaign_id AS "campaignId", ${recipientAt(':position')} AS recipient, r.delivered_at AS "deliveredAt", r.read_at AS "readAt",
           r.opened_at AS "openedAt", r.clicked_at AS "clickedAt", r.failed_at AS "failedAt", r.delivery_error AS error
    FROM recipient_receipts r
    JOIN message_logs m ON m.organization_id = :orgId AND m.id = r.log_id
@@ -92,7 +103,7 @@ export const lockReceipt = statement<{ orgId: string; logId: string; position: n
 );
 
 /** A locked recipient's new state, its events and its campaign's counters, in one statement. */
-export const updateReceipt = statement<ReceiptWrite & { campaignId: string | null; recipient: string }>(
+export const updateReceipt = statement<ReceiptWrite & { position: number; campaignId: string | null; recipient: string }>(
   'herald_receipts_update',
   `WITH upd AS (
           UPDATE recipient_receipts r
@@ -101,7 +112,7 @@ export const updateReceipt = statement<ReceiptWrite & { campaignId: string | nul
               updated_at = date_trunc('milliseconds', now())
           WHERE r.organization_id = :orgId AND r.log_id = :logId AND r.position = :position
           RETURNING r.log_id),
-        ev AS (${insertEvents(':logId::uuid', ':campaignId::uuid', ':recipient::text')}),
+        ev AS (${insertEvents(':logId::uuid', ':position', ':campaignId::uuid', ':recipient::text')}),
         counted AS (${countInCampaign(':campaignId::uuid')})
    SELECT count(*)::int AS n FROM upd`,
 );
@@ -110,7 +121,7 @@ export const updateReceipt = statement<ReceiptWrite & { campaignId: string | nul
 export const uncountedEvent = statement<{ orgId: string; logId: string; position: number; at: Date; events: string }, { known: number }>(
   'herald_receipts_uncounted',
   `WITH log AS (${LOG}),
-        ev AS (${insertEvents('log.id', 'log.campaign_id', 'log.recipient', ['log'])})
+        ev AS (${insertEvents('log.id', ':position', 'log.campaign_id', 'log.recipient', ['log'])})
    SELECT (SELECT count(*) FROM log)::int AS known`,
 );
 

@@ -11,7 +11,7 @@ import { conflict, validationFailed, type FieldProblem } from '../../lib/errors.
 import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
 import { replied } from '../consent/service.js';
-import { record, type Outcome } from '../receipts/service.js';
+import { record, recordAll, type Outcome } from '../receipts/service.js';
 
 /**
  * Simulated receipts and engagement in sandbox mode (providers.md, "Sandbox"), so analytics can be
@@ -54,19 +54,16 @@ export async function reportSandboxReceipts(db: Db, payload: SandboxReceiptsPayl
       continue;
     }
     const recipients = expandRecipients(log.recipients, true);
-    for (const position of positions) {
-      const r = recipients[position - 1];
-      if (r?.status !== 'success') continue;
-      const undelivered = isReportedUndelivered(r.recipient);
-      if (kind === 'read' && undelivered) continue;
-      const at = new Date();
-      const receipt =
-        kind === 'read'
-          ? { kind: 'read' as const, at }
-          : undelivered
-            ? { kind: 'failed' as const, at, error: SANDBOX_UNDELIVERED }
-            : { kind: 'delivered' as const, at };
-      await record(db, orgId, { logId, position }, { ...receipt, data: { provider: 'sandbox' } });
+    const sent = positions.filter((position) => recipients[position - 1]?.status === 'success');
+    const undelivered = sent.filter((position) => isReportedUndelivered(recipients[position - 1]!.recipient));
+    const delivered = sent.filter((position) => !undelivered.includes(position));
+    const at = new Date();
+    const data = { provider: 'sandbox' };
+    // Each kind for all of the log's recipients at once (receipts `recordAll`).
+    if (kind === 'read') await recordAll(db, orgId, logId, delivered, { kind: 'read', at, data });
+    else {
+      await recordAll(db, orgId, logId, delivered, { kind: 'delivered', at, data });
+      if (undelivered.length) await recordAll(db, orgId, logId, undelivered, { kind: 'failed', at, error: SANDBOX_UNDELIVERED, data });
     }
   }
   if (waiting) throw new Error(`sandbox receipts: ${waiting} message log(s) not settled yet; trying again later`);
