@@ -239,6 +239,8 @@ describe('SMS delivery reports', () => {
     expect(await analytics(a, c.id)).toMatchObject({ delivered: 1 });
 
     for (const bad of ['{"status": ', '[]', '"text"', '[{"messageid": "1"}]']) expect((await gateway.pushReports(smsUrl(a), bad)).status).toBe(400);
+    // Bounded as the WhatsApp webhook is.
+    expect((await gateway.pushReports(smsUrl(a), JSON.stringify({ status: 'DeliveredToTerminal', padding: 'x'.repeat(300 * 1024) }))).status).toBe(413);
   });
 
   test("A's report URL token cannot move B's recipients, even naming them", async () => {
