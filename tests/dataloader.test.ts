@@ -3,7 +3,8 @@ import { compareNewestFirst, makeContact, makeGroup } from './helpers/contacts-g
 import { heraldWithClient, signupOrg, type Client, type Credential, type Org } from './helpers/herald.js';
 
 let herald: Herald, api: Client;
-beforeAll(async () => ({ herald, api } = await heraldWithClient()));
+// No workers in this process: their periodic sweep would land in the counted queries.
+beforeAll(async () => ({ herald, api } = await heraldWithClient({ WORKERS: 'false' })));
 afterAll(() => herald?.stop());
 
 /**
