@@ -4,12 +4,13 @@ import { sweeper } from './jobs/sweeper.js';
 import { campaignTasks, sweepCampaigns } from './modules/campaigns/tasks.js';
 import { sweepSends } from './modules/notifications/tasks.js';
 import { sandboxTasks } from './modules/sandbox/receipts.js';
+import { sweepWebhooks, webhookTasks } from './modules/webhooks/delivery.js';
 
 /**
  * Every task a worker process runs: the modules' own, and the periodic sweep made of their parts;
  * `onStart` schedules the sweep whenever the workers (re)start.
  */
 export function workerTasks(deps: Deps): { tasks: TaskList; onStart: () => Promise<void> } {
-  const sweep = sweeper(deps, [sweepCampaigns, sweepSends]);
-  return { tasks: { ...campaignTasks(deps), ...sandboxTasks(deps), ...sweep.tasks }, onStart: sweep.schedule };
+  const sweep = sweeper(deps, [sweepCampaigns, sweepSends, sweepWebhooks]);
+  return { tasks: { ...campaignTasks(deps), ...sandboxTasks(deps), ...webhookTasks(deps), ...sweep.tasks }, onStart: sweep.schedule };
 }

@@ -1,9 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { Herald } from '../src/server.js';
-import { client, isolatedDatabase, signupOrg, startTestHerald, TEST_CREDENTIALS_KEY, TEST_JWT_SECRET, type Client, type Org } from './helpers/herald.js';
+import { client, isolatedDatabase, signupOrg, startTestHerald, type Client, type Org } from './helpers/herald.js';
+import { workerProcesses } from './helpers/workers.js';
 
 // Real worker processes (`npm run worker`) on a database of their own: two of them sharing one
 // campaign, and one killed with SIGKILL halfway and replaced.
@@ -11,45 +8,19 @@ const RECIPIENTS = 5000;
 let db: { url: string; drop(): Promise<void> };
 let herald: Herald;
 let api: Client;
-const workers = new Set<ChildProcess>();
+let workers: ReturnType<typeof workerProcesses>;
 
-function startWorker(latencyMs = 40, concurrency = 4): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
-    env: {
-      ...process.env,
-      NODE_OPTIONS: '',
-      NODE_ENV: 'test',
-      DATABASE_URL: db.url,
-      DATA_DIR: mkdtempSync(path.join(tmpdir(), 'herald-worker-')),
-      JWT_SECRET: TEST_JWT_SECRET,
-      CREDENTIALS_KEY: TEST_CREDENTIALS_KEY,
-      LOG_LEVEL: 'silent',
-      WORKER_CONCURRENCY: String(concurrency),
-      SANDBOX_LATENCY_MS: String(latencyMs),
-      CAMPAIGN_LEASE_SECONDS: '2',
-    },
-    stdio: 'ignore',
-  });
-  workers.add(child);
-  child.once('exit', () => workers.delete(child));
-  return child;
-}
-
-const stopWorker = (child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM') =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill(signal);
-  });
+const startWorker = (latencyMs = 40, concurrency = 4) => workers.start({ SANDBOX_LATENCY_MS: String(latencyMs), WORKER_CONCURRENCY: String(concurrency) });
 
 beforeAll(async () => {
   db = await isolatedDatabase('workers');
   herald = await startTestHerald({ DATABASE_URL: db.url, WORKERS: 'false', CAMPAIGN_INLINE_LIMIT: '10' });
+  workers = workerProcesses(db.url, { CAMPAIGN_LEASE_SECONDS: '2' });
   api = client(herald.url);
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all([...workers].map((w) => stopWorker(w, 'SIGKILL')));
+  await workers?.stopAll();
   await herald.stop();
   await db.drop();
 });
@@ -104,7 +75,7 @@ test('two worker processes share one campaign of 5,000 recipients and send each 
   await expectExactlyOnce(org, campaignId);
   const outbox = await herald.db('sandbox_outbox').where({ organization_id: org.orgId }).count({ n: '*' }).first();
   expect(Number(outbox!.n)).toBe(RECIPIENTS);
-  await Promise.all([stopWorker(a), stopWorker(b)]);
+  await Promise.all([workers.stop(a), workers.stop(b)]);
 }, 120_000);
 
 test('kill -9 of the worker halfway: a new worker finishes, every recipient logged exactly once', async () => {
@@ -120,12 +91,12 @@ test('kill -9 of the worker halfway: a new worker finishes, every recipient logg
   }
   await new Promise((r) => setTimeout(r, 100 + Math.floor(Math.random() * 1200)));
   const [{ n: sentBefore }] = (await herald.db.raw(`SELECT coalesce(sum(sent), 0)::int AS n FROM campaign_batches WHERE campaign_id = ? AND status = 'settled'`, [campaignId])).rows;
-  await stopWorker(victim, 'SIGKILL');
+  await workers.stop(victim, 'SIGKILL');
   expect(sentBefore).toBeLessThan(RECIPIENTS);
   const successor = startWorker();
   const done = await waitForCompletion(org, campaignId);
   expect(done.status).toBe('completed');
   expect(done.analytics).toMatchObject({ sent: RECIPIENTS, failed: 0 });
   await expectExactlyOnce(org, campaignId);
-  await stopWorker(successor);
+  await workers.stop(successor);
 }, 120_000);

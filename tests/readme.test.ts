@@ -185,7 +185,11 @@ test('the README sessions run as written', async () => {
   expect(next).toMatchObject({ status: 'completed', analytics: { sent: 1, failed: 0, suppressed: 1 } });
   // Then the receipts session: the SMS reported delivered by the sandbox, the email clicked (and so opened).
   expect(await byName('Order ready')).toMatchObject({ status: 'completed', analytics: { sent: 2, delivered: 1, opened: 1, clicked: 1 } });
-  expect(last?.json).toEqual([expect.objectContaining({ type: 'message.clicked', recipient: 'amina@example.com' }), expect.objectContaining({ type: 'message.opened' })]);
+  expect(call(calls - 3).json).toEqual([expect.objectContaining({ type: 'message.clicked', recipient: 'amina@example.com' }), expect.objectContaining({ type: 'message.opened' })]);
+  // Then the webhooks session: the receiver verified the signed message.sent (it prints only what verifies), and its attempt is listed.
+  const received = readFileSync('/tmp/herald-webhooks.log', 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  expect(received).toEqual([expect.objectContaining({ type: 'message.sent', data: expect.objectContaining({ recipients: [{ recipient: '+254711000333', position: 1 }] }) })]);
+  expect(last?.json).toEqual([expect.objectContaining({ eventType: 'message.sent', status: 'succeeded', responseStatus: 200, response: 'thanks' })]);
 
   const outbox = (await api.get('/sandbox/outbox?limit=1000', cred)).body as any[];
   expect(outbox.filter((m) => m.status !== 'success')).toEqual([]);
@@ -205,8 +209,9 @@ test('the README sessions run as written', async () => {
     ]),
   );
 
+  // The ad hoc sends of the sessions: the quick start's SMS, email and WhatsApp, and the webhooks session's SMS.
   const logs = ((await api.get('/message-logs?limit=1000', cred)).body as any[]).filter((l) => !l.campaignId || l.campaignId === campaign._id);
-  expect(logs.map((l) => l.channel).sort()).toEqual(['email', 'sms', 'sms', 'whatsapp']);
+  expect(logs.map((l) => l.channel).sort()).toEqual(['email', 'sms', 'sms', 'sms', 'whatsapp']);
   expect(logs.filter((l) => l.campaignId === campaign._id).map((l) => l.channel)).toEqual(['sms']);
   for (const log of logs) expect(log.recipients.every((r: any) => r.status === 'success')).toBe(true);
 });

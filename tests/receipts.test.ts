@@ -116,6 +116,34 @@ describe('recording what happened to a recipient', () => {
     expect(events.filter((e: any) => e.type === 'message.clicked')).toHaveLength(1);
   });
 
+  test('on a recipient with a row, fifty different receipts at once change it from the state each read, or under its lock, and count once', async () => {
+    const c = await sentCampaign(org);
+    const r = { logId: c.logId, position: 1 };
+    expect(await record(herald.db, org.orgId, r, receipt('delivered', 30))).toBe('changed');
+    const kinds: Receipt['kind'][] = ['opened', 'clicked', 'read', 'failed', 'delivered'];
+    const outcomes = await Promise.all(Array.from({ length: 50 }, (_, i) => record(herald.db, org.orgId, r, receipt(kinds[i % kinds.length]!, 31))));
+    // The click and the read each change it once, and the open unless a click came first (implying it).
+    expect(outcomes.filter((o) => o === 'changed').length).toBeGreaterThanOrEqual(2);
+    expect(outcomes.filter((o) => o === 'changed').length).toBeLessThanOrEqual(3);
+    expect(await analytics(org, c.id)).toMatchObject({ delivered: 1, opened: 1, clicked: 1 });
+    const events = (await api.get(`/message-logs/${c.logId}/events`, { token: org.token })).body.filter((e: any) => e.position === 1);
+    // A read is its own change (an open event marked `read`), once.
+    expect(events.filter((e: any) => e.type === 'message.opened' && !e.data.read)).toHaveLength(1);
+    expect(events.filter((e: any) => e.type === 'message.opened' && e.data.read)).toHaveLength(1);
+    expect(events.filter((e: any) => e.type === 'message.clicked')).toHaveLength(1);
+    expect(events.filter((e: any) => e.type === 'message.failed')).toHaveLength(0);
+  });
+
+  test('a row whose times the statement read cannot match exactly (microseconds) still changes, under its lock', async () => {
+    const c = await sentCampaign(org);
+    const r = { logId: c.logId, position: 2 };
+    expect(await record(herald.db, org.orgId, r, receipt('delivered', 35))).toBe('changed');
+    await herald.db('recipient_receipts').where({ organization_id: org.orgId, log_id: c.logId, position: 2 }).update({ delivered_at: herald.db.raw("'2026-11-24T12:00:35.123456Z'") });
+    expect(await record(herald.db, org.orgId, r, receipt('opened', 36))).toBe('changed');
+    expect(await record(herald.db, org.orgId, r, receipt('opened', 37))).toBe('unchanged');
+    expect(await analytics(org, c.id)).toMatchObject({ delivered: 1, opened: 1 });
+  });
+
   test('several recipients of a log at once: first receipts together, the rest under their locks, unknown positions named', async () => {
     const c = await sentCampaign(org);
     expect(await record(herald.db, org.orgId, { logId: c.logId, position: 2 }, receipt('read', 40))).toBe('changed');
@@ -172,9 +200,12 @@ describe('the statements of receipts', () => {
     // As `run` sends them: the named statement's text and its parameters in order (EXPLAIN runs none of them).
     const as = <P extends object>(st: Named<P, any>, params: P): Statement => ({ sql: st.text, bindings: st.order.map((k) => params[k]) });
     const statements = [
-      as(sql.firstReceipts, { ...write, positions: [1, 2] }),
+      as(sql.firstReceipts, { ...write, positions: [1, 2], sentBefore: at(0) }),
       as(sql.lockReceipt, key),
-      as(sql.updateReceipt, { ...write, position: 1, campaignId: c.id, recipient: 'r1@example.com' }),
+      as(sql.updateReceipt, {
+        ...write, position: 1, campaignId: c.id, recipient: 'r1@example.com', locked: false,
+        wasDeliveredAt: null, wasReadAt: null, wasOpenedAt: null, wasClickedAt: null, wasFailedAt: null, wasError: null,
+      }),
       as(sql.uncountedEvent, { ...key, at: at(0), events: '[]' }),
       as(sql.logByPrefix, { orgId: org.orgId, low: c.logId, high: c.logId }),
       as(sql.logByProviderId, { orgId: org.orgId, providerId: 'x' }),

@@ -1,5 +1,5 @@
 import type { Herald } from '../src/server.js';
-import { addUser, client, createApiKey, signupOrg, startTestHerald, type Client, type Credential, type Org } from './helpers/herald.js';
+import { addUser, client, createApiKey, signupOrg, startTestHerald, waitFor, type Client, type Credential, type Org } from './helpers/herald.js';
 
 // Organization B attacks every id-taking operation of both doors with organization A's ids, with
 // every kind of credential it has. Nothing may succeed, no byte of A may come back, and A's rows
@@ -115,6 +115,8 @@ test('every id-taking operation of both doors, with every credential of another 
     [`{ messageLogs(filter: { campaignId: "${ids.campaign}" }) { totalCount } }`],
   ];
 
+  // The sandbox reports the seeded sends' receipts seconds later, in its own jobs: those land before the snapshot, not during the attempts.
+  await waitFor(async () => (await herald.db.raw(`SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE task_identifier = 'sandbox-receipts'`)).rows[0].n, (n: number) => n === 0, 20_000);
   const before = await snapshot(a.orgId);
   let attempts = 0;
   const successes: string[] = [];

@@ -68,6 +68,13 @@ const envSchema = z.object({
     .max(253)
     .optional(),
   CAMPAIGN_LEASE_SECONDS: intIn(1, 3600).default(60),
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, 'must be seconds between attempts, comma-separated, such as 5,300,1800')
+    .transform((v) => v.split(',').map(Number))
+    .refine((xs) => xs.length <= 20 && xs.every((x) => x >= 1 && x <= 7 * 86400), 'must be at most 20 delays of 1 s to 7 days each')
+    .default([5, 300, 1800, 7200, 18000, 36000, 36000]),
+  WEBHOOK_TIMEOUT_MS: intIn(100, 60000).default(15000),
 });
 
 export interface Config {
@@ -103,6 +110,10 @@ export interface Config {
   workerConcurrency: number;
   /** How long a claimed campaign batch may stay unsettled before another worker takes it over. */
   campaignLeaseSeconds: number;
+  /** Seconds before each retry of a webhook delivery (platform.md: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+  webhookRetrySchedule: number[];
+  /** The limit of one webhook attempt, connecting to reading the answer. */
+  webhookTimeoutMs: number;
   /** How long authentication may reuse a user or API-key row (0: re-read on every request). */
   authCacheMs: number;
   /** The base of links Herald puts in messages; default `http://localhost:<PORT>`. */
@@ -174,6 +185,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     workers: env.WORKERS,
     workerConcurrency: env.WORKER_CONCURRENCY,
     campaignLeaseSeconds: env.CAMPAIGN_LEASE_SECONDS,
+    webhookRetrySchedule: env.WEBHOOK_RETRY_SCHEDULE,
+    webhookTimeoutMs: env.WEBHOOK_TIMEOUT_MS,
     authCacheMs: env.AUTH_CACHE_MS,
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     smtpEhloName: ehloName(env.SMTP_EHLO_NAME, env.PUBLIC_URL),

@@ -56,3 +56,19 @@ export const pendingFailedSql = (recipients: string, error: string) => `(
                        THEN json_build_object('recipient', r->>'recipient', 'status', 'failed', 'error', ${error})
                        ELSE r END)
   FROM json_array_elements(${recipients}) AS r)`;
+
+/**
+ * SQL: a settled log's recipients that were sent (`succeeded`) or failed, as a json array of
+ * `{ recipient, position, providerMessageId? }` or `{ recipient, position, error }` (the
+ * outbound webhooks' message events), from its stored recipients (a json expression) and its
+ * provider ids (a text[] expression, by position, or null).
+ */
+export const settledOutcomeSql = (recipients: string, providerIds: string, succeeded: boolean) => `(
+  SELECT coalesce(json_agg(${
+    succeeded
+      ? `json_strip_nulls(json_build_object('recipient', CASE WHEN json_typeof(r) = 'string' THEN r #>> '{}' ELSE r->>'recipient' END,
+                                           'position', p, 'providerMessageId', (${providerIds})[p]))`
+      : `json_build_object('recipient', r->>'recipient', 'position', p, 'error', r->>'error')`
+  } ORDER BY p), '[]')
+  FROM json_array_elements(${recipients}) WITH ORDINALITY AS x(r, p)
+  WHERE ${succeeded ? `json_typeof(r) = 'string' OR r->>'status' = 'success'` : `json_typeof(r) = 'object' AND r->>'status' = 'failed'`})`;

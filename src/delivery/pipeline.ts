@@ -11,6 +11,7 @@ import { round2 } from './credits.js';
 import { MAX_LOG_RECIPIENTS, pendingRecipientsJson, settledRecipientsJson } from './log-recipients.js';
 import type { BoundChannel } from './registry.js';
 import { sendWithRetries } from './retries.js';
+import { wake } from './outbox.js';
 import { abandonedLogOrganizations, insertPendingLogs, settleAbandonedLogs, settleLogs } from './sql/logs.js';
 import { LogTarget, type Attachment, type Channel, type DeliveryResult, type OutboundMessage, type TargetContent } from './types.js';
 
@@ -289,14 +290,15 @@ class Settler {
     const input = { orgId: this.orgId, logs: jsonRows(chunk.map(({ held: _held, ...log }) => log), 'recipients') };
     // Every recipient delivered spends exactly what its log held: nothing to release, so the settle
     // is one statement on its own; a transaction only when something goes back.
-    if (round2(chunk.reduce((sum, c) => sum + c.held - c.cost, 0)) <= 0) {
-      await run(this.db, settleLogs, input);
-      return;
-    }
-    await this.db.transaction(async (trx) => {
-      const settled = await run(trx, settleLogs, input);
-      await credits.release(trx, this.orgId, settled.reduce((sum, s) => sum + Number(s.refund), 0));
-    });
+    const settled =
+      round2(chunk.reduce((sum, c) => sum + c.held - c.cost, 0)) <= 0
+        ? await run(this.db, settleLogs, input)
+        : await this.db.transaction(async (trx) => {
+            const rows = await run(trx, settleLogs, input);
+            await credits.release(trx, this.orgId, rows.reduce((sum, s) => sum + Number(s.refund), 0));
+            return rows;
+          });
+    await wake(this.db, this.orgId, settled[0]?.webhook_endpoints);
   }
 }
 
@@ -310,11 +312,13 @@ export async function settleAbandoned(db: Db, olderThanSeconds: number, limit = 
   const orgs = await run(db, abandonedLogOrganizations, { olderThanSeconds, limit });
   let count = 0;
   for (const { organization_id: orgId } of orgs) {
-    count += await db.transaction(async (trx) => {
-      const settled = await run(trx, settleAbandonedLogs, { orgId, olderThanSeconds, error: 'Delivery interrupted', limit });
-      await credits.release(trx, orgId, settled.reduce((sum, s) => sum + Number(s.refund), 0));
-      return settled.length;
+    const settled = await db.transaction(async (trx) => {
+      const rows = await run(trx, settleAbandonedLogs, { orgId, olderThanSeconds, error: 'Delivery interrupted', limit });
+      await credits.release(trx, orgId, rows.reduce((sum, s) => sum + Number(s.refund), 0));
+      return rows;
     });
+    await wake(db, orgId, settled[0]?.webhook_endpoints);
+    count += settled.length;
   }
   return count;
 }

@@ -13,6 +13,7 @@ import { resolvers as messageLogs } from '../modules/message-logs/resolvers.js';
 import { resolvers as notifications } from '../modules/notifications/resolvers.js';
 import { resolvers as sandbox } from '../modules/sandbox/resolvers.js';
 import { resolvers as templates } from '../modules/templates/resolvers.js';
+import { resolvers as webhooks } from '../modules/webhooks/resolvers.js';
 import { resolvers as organizations } from '../modules/organizations/resolvers.js';
 import { resolvers as users } from '../modules/users/resolvers.js';
 
@@ -23,6 +24,6 @@ const base: Resolvers = { Query: { health: () => 'ok' } };
 export function buildSchema() {
   return makeExecutableSchema({
     typeDefs: loadFilesSync(path.join(SCHEMA_DIR, '**/*.graphql')),
-    resolvers: [base, scalars, auth, users, organizations, apiKeys, contacts, groups, templates, notifications, messageLogs, sandbox, campaigns],
+    resolvers: [base, scalars, auth, users, organizations, apiKeys, contacts, groups, templates, notifications, messageLogs, sandbox, campaigns, webhooks],
   });
 }

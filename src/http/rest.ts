@@ -87,7 +87,7 @@ export function restRouter(routes: Route[]): Router {
   const router = Router();
   for (const route of routes) {
     router[route.method](route.path, requireJson, async (req: Request, res: Response) => {
-      const params = route.list ? pageFrom(req) : { ...req.params };
+      const params = route.list ? { ...req.params, ...pageFrom(req) } : { ...req.params };
       const input = route.input ? route.input(req) : req.body;
       const result = await route.op(req.ctx, input, params);
       if (route.list) {

@@ -12,6 +12,7 @@ import * as sandboxEvents from '../modules/sandbox/receipts.js';
 import * as templates from '../modules/templates/service.js';
 import * as organizations from '../modules/organizations/service.js';
 import * as users from '../modules/users/service.js';
+import * as webhooks from '../modules/webhooks/service.js';
 import { listedUser } from '../modules/users/dto.js';
 import { queryFilters, type Route } from './rest.js';
 
@@ -66,6 +67,19 @@ export const routes: Route[] = [
 
   { method: 'post', path: '/notifications/send', op: notifications.send },
   { method: 'post', path: '/notifications/send-to-all', op: notifications.sendToAll },
+  { method: 'post', path: '/webhooks', op: webhooks.create, status: 201 },
+  { method: 'get', path: '/webhooks', op: webhooks.list, list: true, input: none },
+  { method: 'get', path: '/webhooks/:id', op: webhooks.get, input: none },
+  { method: 'put', path: '/webhooks/:id', op: webhooks.update },
+  { method: 'delete', path: '/webhooks/:id', op: webhooks.remove, input: none },
+  { method: 'post', path: '/webhooks/:id/rotate-secret', op: webhooks.rotateSecret, input: none },
+  { method: 'post', path: '/webhooks/:id/test', op: webhooks.sendTest, status: 202 },
+  { method: 'get', path: '/webhooks/:id/attempts', op: webhooks.endpointAttempts, list: true, input: none },
+  { method: 'get', path: '/webhook-events', op: webhooks.events, list: true, input: none },
+  { method: 'get', path: '/webhook-events/:id', op: webhooks.event, input: none },
+  { method: 'get', path: '/webhook-events/:id/attempts', op: webhooks.eventAttempts, list: true, input: none },
+  { method: 'post', path: '/webhook-events/:id/resend', op: webhooks.resend, status: 202 },
+
   { method: 'get', path: '/message-logs', op: messageLogs.list, list: true, input: queryFilters },
   { method: 'get', path: '/message-logs/:id', op: messageLogs.get, input: none },
   { method: 'get', path: '/message-logs/:id/events', op: messageLogs.events, input: none },

@@ -29,3 +29,9 @@ export async function isPrivateHost(host: string): Promise<boolean> {
   const addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await lookup(host, { all: true }).catch(() => []);
   return addresses.some(({ address, family }) => blocked.check(address, family === 6 ? 'ipv6' : 'ipv4'));
 }
+
+/** True when `address` (an IP address, as connected to) is a loopback, private or link-local one. */
+export function isPrivateAddress(address: string): boolean {
+  const family = isIP(address);
+  return family !== 0 && blocked.check(address, family === 6 ? 'ipv6' : 'ipv4');
+}

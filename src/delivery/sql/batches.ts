@@ -1,4 +1,5 @@
 import { statement } from '../../db/statements.js';
+import { ANY_ENDPOINT, campaignEventDataSql, logEventsSql, outboxWrites, WEBHOOK_ENDPOINTS, WOKEN, type Woken } from '../outbox.js';
 import { allSucceededSql } from '../log-recipients.js';
 
 /**
@@ -87,10 +88,11 @@ export const settleBatches = statement<
      */
     batches: string;
   },
-  { refund: number }
+  { refund: number } & Woken
 >(
   'herald_batches_settle',
-  `WITH v AS (SELECT * FROM json_to_recordset(:batches::json)
+  `WITH ${WEBHOOK_ENDPOINTS},
+        v AS (SELECT * FROM json_to_recordset(:batches::json)
                 AS t(batch_no int, log_id uuid, recipients json, sent int, failed int, cost numeric, network text,
                       provider_ids text[], preview text, length int, unit_cost numeric)),
         settled AS (
@@ -116,7 +118,7 @@ export const settleBatches = statement<
                 failed_count = EXCLUDED.failed_count, reserved = EXCLUDED.reserved, cost = EXCLUDED.cost, settled_at = EXCLUDED.settled_at,
                 updated_at = EXCLUDED.updated_at, provider_ids = EXCLUDED.provider_ids
             WHERE m.settled_at IS NULL
-          RETURNING m.id),
+          RETURNING m.id, m.campaign_id, m.channel, m.test, m.recipients, m.provider_ids, m.success_count, m.failed_count, m.settled_at),
         -- The completion time is selected here, as Citus calls no function that is not immutable
         -- inside a CASE of an UPDATE.
         n AS (SELECT coalesce(sum(sent), 0) AS sent, coalesce(sum(failed), 0) AS failed, coalesce(sum(refund), 0) AS refund, now() AS settled_at
@@ -127,8 +129,14 @@ export const settleBatches = statement<
                  completed_at = CASE WHEN c.status = 'active' AND c.sent + n.sent + c.failed + n.failed >= c.total_recipients THEN n.settled_at ELSE c.completed_at END,
                  updated_at = date_trunc('milliseconds', now())
           FROM n WHERE c.organization_id = :orgId AND c.id = :campaignId AND n.sent + n.failed > 0
-          RETURNING c.id)
-   SELECT n.refund FROM n`,
+          RETURNING c.id, c.name, c.status, c.completed_at, c.sent, c.delivered, c.failed, c.opened, c.clicked, c.suppressed),
+        wh_source AS (
+          SELECT * FROM ${logEventsSql('logged')} AS sent
+          UNION ALL
+          SELECT 'campaign.completed', c.completed_at, ${campaignEventDataSql('c')}
+          FROM counted c, n WHERE ${ANY_ENDPOINT} AND c.status = 'completed' AND c.completed_at = n.settled_at),
+        ${outboxWrites('wh_source')}
+   SELECT n.refund, ${WOKEN} FROM n`,
 );
 
 /** A campaign's batches per channel: how many in all (the chunk size follows), and those still to send. */

@@ -1,5 +1,6 @@
 import { statement } from '../../db/statements.js';
 import { pendingFailedSql } from '../log-recipients.js';
+import { logEventsSql, outboxWrites, WEBHOOK_ENDPOINTS, WOKEN, type Woken } from '../outbox.js';
 
 /**
  * The statements of ad hoc sends' message logs. Credits move in `../credits.ts`, in the same
@@ -41,15 +42,20 @@ export const settleLogs = statement<
     /** `jsonRows` of `{ id, recipients (JSON text), success_count, failed_count, cost, network, provider_ids }`. */
     logs: string;
   },
-  { refund: number }
+  { refund: number } & Woken
 >(
   'herald_logs_settle',
-  `UPDATE message_logs m
-   SET recipients = i.recipients, pending_count = 0, success_count = i.success_count, failed_count = i.failed_count,
-       cost = i.cost, network = i.network, provider_ids = i.provider_ids, settled_at = now(), updated_at = date_trunc('milliseconds', now())
-   FROM json_to_recordset(:logs::json) AS i(id uuid, recipients json, success_count int, failed_count int, cost numeric, network text, provider_ids text[])
-   WHERE m.organization_id = :orgId AND m.id = i.id AND m.settled_at IS NULL
-   RETURNING m.reserved - i.cost AS refund`,
+  `WITH ${WEBHOOK_ENDPOINTS},
+        settled AS (
+          UPDATE message_logs m
+          SET recipients = i.recipients, pending_count = 0, success_count = i.success_count, failed_count = i.failed_count,
+              cost = i.cost, network = i.network, provider_ids = i.provider_ids, settled_at = now(), updated_at = date_trunc('milliseconds', now())
+          FROM json_to_recordset(:logs::json) AS i(id uuid, recipients json, success_count int, failed_count int, cost numeric, network text, provider_ids text[])
+          WHERE m.organization_id = :orgId AND m.id = i.id AND m.settled_at IS NULL
+          RETURNING m.reserved - i.cost AS refund, m.id, m.campaign_id, m.channel, m.test, m.recipients, m.provider_ids, m.success_count, m.failed_count,
+                    m.settled_at),
+        ${outboxWrites(logEventsSql('settled'))}
+   SELECT settled.refund, ${WOKEN} FROM settled`,
 );
 
 /**
@@ -71,18 +77,23 @@ export const abandonedLogOrganizations = statement<{ olderThanSeconds: number; l
  * recipients are worked out in the locking read, so the update only copies columns (Citus runs no
  * function of a row's columns in an UPDATE's SET).
  */
-export const settleAbandonedLogs = statement<{ orgId: string; olderThanSeconds: number; error: string; limit: number }, { refund: number }>(
+export const settleAbandonedLogs = statement<{ orgId: string; olderThanSeconds: number; error: string; limit: number }, { refund: number } & Woken>(
   'herald_logs_settle_abandoned',
-  `WITH stale AS (
+  `WITH ${WEBHOOK_ENDPOINTS},
+        stale AS (
      SELECT id, reserved, cost, ${pendingFailedSql('recipients', ':error::text')} AS recipients
      FROM message_logs
      WHERE organization_id = :orgId AND settled_at IS NULL AND (campaign_id IS NULL OR test)
        AND created_at < now() - make_interval(secs => :olderThanSeconds)
      LIMIT :limit
      FOR UPDATE SKIP LOCKED)
-   UPDATE message_logs m
-   SET recipients = stale.recipients, failed_count = m.failed_count + m.pending_count, pending_count = 0, reserved = m.cost,
-       settled_at = now(), updated_at = date_trunc('milliseconds', now())
-   FROM stale WHERE m.organization_id = :orgId AND m.id = stale.id
-   RETURNING stale.reserved - stale.cost AS refund`,
+   , settled AS (
+     UPDATE message_logs m
+     SET recipients = stale.recipients, failed_count = m.failed_count + m.pending_count, pending_count = 0, reserved = m.cost,
+         settled_at = now(), updated_at = date_trunc('milliseconds', now())
+     FROM stale WHERE m.organization_id = :orgId AND m.id = stale.id
+     RETURNING stale.reserved - stale.cost AS refund, m.id, m.campaign_id, m.channel, m.test, m.recipients, m.provider_ids, m.success_count,
+               m.failed_count, m.settled_at),
+     ${outboxWrites(logEventsSql('settled'))}
+   SELECT settled.refund, ${WOKEN} FROM settled`,
 );

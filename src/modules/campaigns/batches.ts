@@ -6,6 +6,7 @@ import { jsonRows, run } from '../../db/statements.js';
 import { characterCount, preview, unitCost } from '../../delivery/cost.js';
 import * as credits from '../../delivery/credits.js';
 import { round2 } from '../../delivery/credits.js';
+import { wake } from '../../delivery/outbox.js';
 import { settledRecipientsJson } from '../../delivery/log-recipients.js';
 import type { Delivery, SenderRow } from '../../delivery/registry.js';
 import { sendWithRetries } from '../../delivery/retries.js';
@@ -321,14 +322,15 @@ async function settle(db: Db, ref: ChunkRef, senderUserId: string | null, prepar
   // Every recipient sent spends exactly what its batch held: nothing to release, so the settle is
   // one statement on its own. Otherwise what was not spent is released in the same transaction.
   const unspent = prepared.reduce((sum, p, i) => sum + p.batch.reserved - batches[i]!.cost, 0);
-  if (round2(unspent) <= 0) {
-    await run(db, settleBatches, input);
-    return;
-  }
-  await db.transaction(async (trx) => {
-    const [{ refund }] = (await run(trx, settleBatches, input)) as [{ refund: number }];
-    await credits.release(trx, ref.orgId, Number(refund));
-  });
+  const settled =
+    round2(unspent) <= 0
+      ? (await run(db, settleBatches, input))[0]!
+      : await db.transaction(async (trx) => {
+          const [row] = await run(trx, settleBatches, input);
+          await credits.release(trx, ref.orgId, Number(row!.refund));
+          return row!;
+        });
+  await wake(db, ref.orgId, settled.webhook_endpoints);
 }
 
 /** The chunks of a campaign that still have batches to send, sized by the campaign's batches per channel. */

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { nowMs, type Db } from '../../db/database.js';
 import { tenant } from '../../db/tenant.js';
 import { CHANNELS, type Channel } from '../../delivery/types.js';
+import { emit, wake, type NewEvent } from '../../delivery/outbox.js';
 import { isUuid } from '../../lib/ids.js';
 import type { UnsubscribeRef } from '../../delivery/unsubscribe-tokens.js';
 
@@ -89,17 +90,29 @@ function withAddress(channel: Channel, address: string): Match {
   return (q) => (channel === 'email' ? q.whereRaw('lower(contacts.email) = ?', [address]) : q.where('contacts.phone', address));
 }
 
+/** A contact that left a channel: its id, and its address on the channel. */
+interface Left {
+  id: string;
+  address: string | null;
+}
+
 /**
- * The matching contacts that are still in the channel leave it with `entry`; returns how many.
+ * The matching contacts that are still in the channel leave it with `entry`; returns them.
  * Those that already left keep their first `at` and `source`.
  */
-async function leaveChannel(db: Conn, { orgId, match, channel, entry }: { orgId: string; match: Match; channel: Channel; entry: LeftChannel }): Promise<number> {
-  return tenant(db, orgId)
+async function leaveChannel(db: Conn, { orgId, match, channel, entry }: { orgId: string; match: Match; channel: Channel; entry: LeftChannel }): Promise<Left[]> {
+  const rows = (await tenant(db, orgId)
     .scoped('contacts')
     .modify(match)
     .whereRaw(stillIn(channel))
-    .update({ unsubscribed: db.raw('contacts.unsubscribed || ?::jsonb', [JSON.stringify({ [channel]: entry })]), updated_at: nowMs(db) });
+    .update({ unsubscribed: db.raw('contacts.unsubscribed || ?::jsonb', [JSON.stringify({ [channel]: entry })]), updated_at: nowMs(db) })
+    .returning(['id', 'email', 'phone'])) as { id: string; email: string | null; phone: string | null }[];
+  return rows.map((r) => ({ id: r.id, address: channel === 'email' ? r.email : r.phone }));
 }
+
+/** The `contact.unsubscribed` events of contacts that left a channel (platform.md, "Outbound webhooks"). */
+const unsubscribedEvents = (left: Left[], channel: Channel, source: ConsentSource, at: Date): NewEvent[] =>
+  left.map((c) => ({ type: 'contact.unsubscribed', occurredAt: at, data: { contactId: c.id, channel, address: c.address, source } }));
 
 /** The matching contacts that left the channel are back in it (their entry removed); returns how many. */
 async function rejoinChannel(db: Conn, { orgId, match, channel }: { orgId: string; match: Match; channel: Channel }): Promise<number> {
@@ -110,9 +123,6 @@ async function rejoinChannel(db: Conn, { orgId, match, channel }: { orgId: strin
     .update({ unsubscribed: db.raw('contacts.unsubscribed - ?::text', [channel]), updated_at: nowMs(db) });
 }
 
-const changeConsent = (db: Conn, orgId: string, match: Match, channel: Channel, status: SubscriptionStatus, source: ConsentSource, at: Date) =>
-  status === 'unsubscribed' ? leaveChannel(db, { orgId, match, channel, entry: leftEntry(source, at) }) : rejoinChannel(db, { orgId, match, channel });
-
 /** A transaction-scoped advisory lock key for an address of an organization (64 bits of a hash). */
 const addressLock = (orgId: string, address: string) => createHash('sha256').update(`consent:${orgId}:${address}`).digest().readBigInt64BE(0).toString();
 
@@ -120,7 +130,9 @@ const addressLock = (orgId: string, address: string) => createHash('sha256').upd
  * Sets the consent of these contacts, or of every contact of the organization with this address,
  * for one channel; returns how many contacts changed. Repeating it is harmless. Unsubscribing an
  * address no contact has creates a contact holding it (named by it), so campaigns' suppression
- * finds it.
+ * finds it. Each contact that leaves the channel is a `contact.unsubscribed` event, written in the
+ * same transaction; the endpoints it goes to are woken after the commit, or, when the caller's
+ * transaction holds this change, collected in `woken` for the caller to wake after its own.
  */
 export async function setSubscription(
   db: Conn,
@@ -130,32 +142,43 @@ export async function setSubscription(
   status: SubscriptionStatus,
   source: ConsentSource,
   at: Date = new Date(),
+  woken?: Set<string>,
 ): Promise<number> {
+  let match: Match;
+  let address: string | null = null;
   if ('contactIds' in who) {
     const ids = [...new Set(who.contactIds.map((id) => id.toLowerCase()))].filter(isUuid);
     if (!ids.length) return 0;
-    return changeConsent(db, orgId, (q) => q.whereIn('contacts.id', ids), channel, status, source, at);
+    match = (q) => q.whereIn('contacts.id', ids);
+  } else {
+    address = addressKey(channel, who.address);
+    if (!address) return 0;
+    match = withAddress(channel, address);
   }
-  const address = addressKey(channel, who.address);
-  if (!address) return 0;
-  const match = withAddress(channel, address);
-  if (status === 'subscribed') return changeConsent(db, orgId, match, channel, status, source, at);
-  // The lock keeps two clicks at once from creating the address's contact twice.
-  return db.transaction(async (trx) => {
-    await trx.raw('SELECT pg_advisory_xact_lock(?::bigint)', [addressLock(orgId, address)]);
-    const changed = await changeConsent(trx, orgId, match, channel, status, source, at);
-    if (changed) return changed;
-    if (await tenant(trx, orgId).scoped('contacts').modify(match).first('contacts.id')) return 0;
-    await trx('contacts').insert({
-      organization_id: orgId,
-      // Contact names are at most 100 characters; an email may be longer.
-      name: address.slice(0, 100),
-      email: channel === 'email' ? address : null,
-      phone: channel === 'email' ? null : address,
-      unsubscribed: JSON.stringify(unsubscribedOf({ [channel]: 'unsubscribed' }, source, at)),
-    });
-    return 1;
+  if (status === 'subscribed') return rejoinChannel(db, { orgId, match, channel });
+  const endpoints = woken ?? new Set<string>();
+  const changed = await db.transaction(async (trx) => {
+    // The lock keeps two clicks at once from creating the address's contact twice.
+    if (address !== null) await trx.raw('SELECT pg_advisory_xact_lock(?::bigint)', [addressLock(orgId, address)]);
+    let left = await leaveChannel(trx, { orgId, match, channel, entry: leftEntry(source, at) });
+    if (!left.length && address !== null && !(await tenant(trx, orgId).scoped('contacts').modify(match).first('contacts.id'))) {
+      const [created] = (await trx('contacts')
+        .insert({
+          organization_id: orgId,
+          // Contact names are at most 100 characters; an email may be longer.
+          name: address.slice(0, 100),
+          email: channel === 'email' ? address : null,
+          phone: channel === 'email' ? null : address,
+          unsubscribed: JSON.stringify(unsubscribedOf({ [channel]: 'unsubscribed' }, source, at)),
+        })
+        .returning(['id'])) as { id: string }[];
+      left = [{ id: created!.id, address }];
+    }
+    for (const id of await emit(trx, orgId, unsubscribedEvents(left, channel, source, at))) endpoints.add(id);
+    return left.length;
   });
+  if (!woken) await wake(db as Db, orgId, [...endpoints]);
+  return changed;
 }
 
 /** What an unsubscribe link's page says. */

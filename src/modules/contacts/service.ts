@@ -4,6 +4,7 @@ import type { AuthedContext } from '../../context.js';
 import { nowMs } from '../../db/database.js';
 import { paginateAs, type PageRequest } from '../../db/pagination.js';
 import { tenant, type Tenant } from '../../db/tenant.js';
+import { wake } from '../../delivery/outbox.js';
 import { isForeignKeyViolation } from '../../db/errors.js';
 import { validationFailed, type FieldProblem } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
@@ -121,12 +122,12 @@ async function load(db: Knex | Knex.Transaction, orgId: string, id: string) {
   return toContactDto(row as ContactRow);
 }
 
-/** An admin's consent change, made through consent's one home for it. */
-async function setSubscriptions(trx: Knex.Transaction, orgId: string, contactId: string, change: SubscriptionsChange | undefined) {
+/** An admin's consent change, made through consent's one home for it; the webhook endpoints its events went to join `woken`, to wake after the commit. */
+async function setSubscriptions(trx: Knex.Transaction, orgId: string, contactId: string, change: SubscriptionsChange | undefined, woken: Set<string>) {
   const at = new Date();
   for (const channel of CHANNELS) {
     const status = change?.[channel];
-    if (status) await setSubscription(trx, orgId, { contactIds: [contactId] }, channel, status, 'api', at);
+    if (status) await setSubscription(trx, orgId, { contactIds: [contactId] }, channel, status, 'api', at, woken);
   }
 }
 
@@ -234,7 +235,8 @@ export const update = operation({
     return [...addresses, ...groups, ...attributes];
   },
   async run(ctx, input, { id }: { id: string }) {
-    return ctx.db.transaction(async (trx) => {
+    const woken = new Set<string>();
+    const updated = await ctx.db.transaction(async (trx) => {
       const t = tenant(trx, ctx.caller.orgId);
       const current = await t.owned<ContactRow>('contacts', id, ['*'], { forUpdate: true });
       const merged: Addresses = {
@@ -260,9 +262,11 @@ export const update = operation({
           updated_at: nowMs(ctx.db),
         });
       if (input.groups) await setGroups(trx, ctx.caller.orgId, id, input.groups);
-      await setSubscriptions(trx, ctx.caller.orgId, id, input.subscriptions);
+      await setSubscriptions(trx, ctx.caller.orgId, id, input.subscriptions, woken);
       return load(trx, ctx.caller.orgId, id);
     });
+    await wake(ctx.db, ctx.caller.orgId, [...woken]);
+    return updated;
   },
 });
 

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.js';
 import { jsonRows, run } from '../../db/statements.js';
-import { firstReceipts, lockReceipt, logByPrefix, logByProviderId, uncountedEvent, updateReceipt, type CounterMoves, type ReceiptState } from './sql.js';
+import { wake } from '../../delivery/outbox.js';
+import { firstReceipts, lockReceipt, logByPrefix, logByProviderId, uncountedEvent, updateReceipt, type CounterMoves, type ExistingReceipt, type ReceiptState } from './sql.js';
 
 /**
  * Receipts and engagement (platform.md): the one place a recipient's state after its send changes.
@@ -31,6 +32,12 @@ export interface Receipt {
   scanner?: boolean;
   /** Kept with the event: a click's URL, a provider's status. */
   data?: Record<string, unknown>;
+  /**
+   * Only for a recipient whose message log was written (its send began) before this time: for any
+   * other the receipt changes nothing and its recipient is `unknown` (a click too soon after its
+   * send is a scanner's, see `tracking-routes.ts`).
+   */
+  sentBefore?: Date;
 }
 
 /** What a receipt did: changed the recipient, changed nothing (a duplicate, a scanner's), or named no recipient Herald has. */
@@ -115,8 +122,11 @@ export async function record(db: Db, orgId: string, ref: RecipientRef, receipt: 
 /**
  * Records the same receipt for several recipients of one log (a provider's batch, the sandbox's
  * simulated deliveries), by position. Their first receipts are written together in one statement
- * (most recipients have one receipt, or a first one); a recipient with a row already changes under
- * its lock, one at a time, so concurrent receipts of one recipient take turns.
+ * (most recipients have one receipt, or a first one), which also reads the rows of the others. A
+ * recipient with a row changes from the state read there in one more statement, unless another
+ * receipt changed it in between; then it changes under its lock, so concurrent receipts of one
+ * recipient take turns. A receipt that changes nothing in the state read changes nothing in any
+ * later one (a time once set stays), so a duplicate writes nothing.
  */
 export async function recordAll(db: Db, orgId: string, logId: string, positions: number[], receipt: Receipt): Promise<Map<number, Outcome>> {
   const wanted = [...new Set(positions)];
@@ -126,31 +136,67 @@ export async function recordAll(db: Db, orgId: string, logId: string, positions:
     orgId,
     logId,
     positions: wanted,
+    sentBefore: receipt.sentBefore ?? null,
     at: receipt.at,
     ...first.after,
     events: eventsOf(receipt, first.changes, true),
     ...counts(EMPTY, first.after),
   });
+  const woken = new Set(row!.webhook_endpoints);
   const known = new Set(row!.known);
   const inserted = new Set(row!.inserted);
+  const existing = new Map((row!.existing ?? []).map((r) => [r.position, stateOf(r)]));
   const outcomes = new Map<number, Outcome>();
   for (const position of wanted) {
+    const key = { orgId, logId, position };
+    const seen = existing.get(position);
     if (!known.has(position)) outcomes.set(position, 'unknown');
     else if (inserted.has(position)) outcomes.set(position, first.changes.length ? 'changed' : 'unchanged');
-    else outcomes.set(position, await recordLater(db, { orgId, logId, position }, receipt));
+    else outcomes.set(position, (seen && (await recordFrom(db, key, seen, receipt, woken))) || (await recordLater(db, key, receipt, woken)));
   }
+  await wake(db, orgId, [...woken]);
   return outcomes;
 }
 
+type RowState = ReceiptState & { campaignId: string | null; recipient: string };
+type RowKey = { orgId: string; logId: string; position: number };
+
+/** A row as `firstReceipts` returns it (its times as JSON strings). */
+function stateOf(row: ExistingReceipt): RowState {
+  const at = (t: string | null) => (t === null ? null : new Date(t));
+  return { ...row, deliveredAt: at(row.deliveredAt), readAt: at(row.readAt), openedAt: at(row.openedAt), clickedAt: at(row.clickedAt), failedAt: at(row.failedAt) };
+}
+
+/**
+ * A receipt of a recipient whose row was read in state `was` (or is `locked` in it): its outcome, or
+ * null when the row changed since. The endpoints its events went to join `woken`.
+ */
+async function recordFrom(db: Db, key: RowKey, was: RowState, receipt: Receipt, woken: Set<string>, locked = false): Promise<Outcome | null> {
+  const { after, changes } = apply(was, receipt);
+  if (!changes.length) return 'unchanged';
+  const [written] = await run(db, updateReceipt, {
+    ...key,
+    ...after,
+    locked,
+    wasDeliveredAt: was.deliveredAt,
+    wasReadAt: was.readAt,
+    wasOpenedAt: was.openedAt,
+    wasClickedAt: was.clickedAt,
+    wasFailedAt: was.failedAt,
+    wasError: was.error,
+    at: receipt.at,
+    events: eventsOf(receipt, changes, true),
+    ...counts(was, after),
+  });
+  for (const id of written!.webhook_endpoints ?? []) woken.add(id);
+  return written!.n ? 'changed' : null;
+}
+
 /** A receipt of a recipient that has a row: its state changed under the row's lock. */
-function recordLater(db: Db, key: { orgId: string; logId: string; position: number }, receipt: Receipt): Promise<Outcome> {
+function recordLater(db: Db, key: RowKey, receipt: Receipt, woken: Set<string>): Promise<Outcome> {
   return db.transaction(async (trx) => {
     const [locked] = await run(trx, lockReceipt, key);
-    if (!locked) return 'unknown';
-    const { after, changes } = apply(locked, receipt);
-    if (!changes.length) return 'unchanged';
-    await run(trx, updateReceipt, { ...key, ...after, at: receipt.at, events: eventsOf(receipt, changes, true), ...counts(locked, after) });
-    return 'changed';
+    return locked ? (await recordFrom(trx, key, locked, receipt, woken, true))! : 'unknown';
   });
 }
 

@@ -1,4 +1,5 @@
 import { statement } from '../../db/statements.js';
+import { ANY_ENDPOINT, outboxWrites, WEBHOOK_ENDPOINTS, WOKEN, type Woken } from '../../delivery/outbox.js';
 
 /**
  * The statements of receipts and engagement (platform.md): a recipient's state after its send
@@ -25,7 +26,13 @@ const EVENTS = `json_to_recordset(:events::json) AS e(type text, counted boolean
 const insertEvents = (logId: string, position: string, campaignId: string, recipient: string, from: string[] = []) =>
   `INSERT INTO message_events (organization_id, type, log_id, position, campaign_id, recipient, occurred_at, counted, data)
    SELECT :orgId, e.type, ${logId}, ${position}, ${campaignId}, ${recipient}, :at::timestamptz, e.counted, e.data
-   FROM ${[...from, EVENTS].join(', ')}`;
+   FROM ${[...from, EVENTS].join(', ')}
+   RETURNING type, occurred_at, counted, log_id, position, campaign_id, recipient, data`;
+
+/** SQL: CTEs that give the counted events of the CTE `ev` (`insertEvents`) to the outbound webhooks (`delivery/outbox.ts`). */
+const OUTBOX = outboxWrites(`(SELECT ev.type, ev.occurred_at,
+                                     jsonb_build_object('logId', ev.log_id, 'position', ev.position, 'recipient', ev.recipient, 'campaignId', ev.campaign_id) || ev.data AS data
+                              FROM ev WHERE ev.counted AND ${ANY_ENDPOINT})`);
 
 /**
  * SQL: moves the counters of the campaign `campaignId` (SQL, read from `from` when given) by
@@ -59,12 +66,19 @@ type ReceiptWrite = { orgId: string; logId: string; at: Date; events: string } &
 /**
  * The first receipt of some recipients of one log (`:positions`), in one statement: a row for each
  * with what the receipt sets, their events, and their campaign counted once for each. A recipient
- * that has a row already is left as it is (`inserted` lacks it: the caller takes `lockReceipt`); a
- * position the log does not have is not `known`.
+ * that has a row already is left as it is (`inserted` lacks it) and its row is returned as the
+ * statement saw it (`existing`, `ExistingReceipt` rows; none for a row another transaction was
+ * still writing), for the caller to change with `updateReceipt`; a position the log does not have
+ * is not `known`, nor any of a log sent at or after `:sentBefore` when it is given.
  */
-export const firstReceipts = statement<ReceiptWrite & { positions: number[] }, { known: number[]; inserted: number[] }>(
+export const firstReceipts = statement<
+  ReceiptWrite & { positions: number[]; sentBefore: Date | null },
+  { known: number[]; inserted: number[]; existing: ExistingReceipt[] | null } & Woken
+>(
   'herald_receipts_first',
-  `WITH log AS (SELECT m.id, ${CAMPAIGN_OF_LOG} AS campaign_id, m.recipients FROM message_logs m WHERE m.organization_id = :orgId AND m.id = :logId),
+  `WITH ${WEBHOOK_ENDPOINTS},
+        log AS (SELECT m.id, ${CAMPAIGN_OF_LOG} AS campaign_id, m.recipients FROM message_logs m
+               WHERE m.organization_id = :orgId AND m.id = :logId AND m.created_at < coalesce(:sentBefore::timestamptz, 'infinity')),
         pos AS (SELECT p.position, ${recipientAt('p.position', 'log')} AS recipient
                 FROM log, unnest(:positions::int[]) AS p(position)
                 WHERE p.position BETWEEN 1 AND json_array_length(log.recipients)),
@@ -76,8 +90,14 @@ export const firstReceipts = statement<ReceiptWrite & { positions: number[] }, {
           ON CONFLICT (organization_id, log_id, position) DO NOTHING
           RETURNING position),
         ev AS (${insertEvents('log.id', 'ins.position', 'log.campaign_id', 'pos.recipient', ['log', 'ins JOIN pos ON pos.position = ins.position'])}),
-        counted AS (${countInCampaign('log.campaign_id', 'log, (SELECT count(*)::int AS n FROM ins) inserted', 'inserted.n')})
-   SELECT coalesce((SELECT array_agg(position::int) FROM pos), '{}') AS known, coalesce((SELECT array_agg(position::int) FROM ins), '{}') AS inserted`,
+        counted AS (${countInCampaign('log.campaign_id', 'log, (SELECT count(*)::int AS n FROM ins) inserted', 'inserted.n')}),
+        -- Rows there before this statement (its snapshot): the state their next change starts from.
+        existing AS (SELECT pos.position, pos.recipient, r.campaign_id AS "campaignId", r.delivered_at AS "deliveredAt", r.read_at AS "readAt",
+                            r.opened_at AS "openedAt", r.clicked_at AS "clickedAt", r.failed_at AS "failedAt", r.delivery_error AS error
+                     FROM pos JOIN recipient_receipts r ON r.organization_id = :orgId AND r.log_id = :logId AND r.position = pos.position),
+        ${OUTBOX}
+   SELECT coalesce((SELECT array_agg(position::int) FROM pos), '{}') AS known, coalesce((SELECT array_agg(position::int) FROM ins), '{}') AS inserted,
+          (SELECT json_agg(existing) FROM existing) AS existing, ${WOKEN}`,
 );
 
 /** A recipient's stored receipts, as the message log shows them. */
@@ -91,6 +111,9 @@ export interface ReceiptRow {
   delivery_error: string | null;
 }
 
+/** A recipient's row as `firstReceipts` read it (JSON: its times are ISO strings). */
+export type ExistingReceipt = { position: number; campaignId: string | null; recipient: string } & { [K in keyof ReceiptState]: string | null };
+
 /** A recipient's row, locked until the transaction ends: its state, campaign and address. */
 export const lockReceipt = statement<{ orgId: string; logId: string; position: number }, ReceiptState & { campaignId: string | null; recipient: string }>(
   'herald_receipts_lock',
@@ -102,19 +125,31 @@ export const lockReceipt = statement<{ orgId: string; logId: string; position: n
    FOR UPDATE OF r`,
 );
 
-/** A locked recipient's new state, its events and its campaign's counters, in one statement. */
-export const updateReceipt = statement<ReceiptWrite & { position: number; campaignId: string | null; recipient: string }>(
+/** The state a recipient's row was read in (`updateReceipt` changes it only from that state). */
+type WasState = { [K in keyof ReceiptState as `was${Capitalize<K>}`]: ReceiptState[K] };
+
+/**
+ * A recipient's new state, its events and its campaign's counters, in one statement: under the
+ * row's lock (`:locked`), or when its row is still in the state it was read in (`was…`); `n` is 0,
+ * and nothing is written, when another receipt changed it since (the caller then takes `lockReceipt`).
+ */
+export const updateReceipt = statement<ReceiptWrite & WasState & { locked: boolean; position: number; campaignId: string | null; recipient: string }, { n: number } & Woken>(
   'herald_receipts_update',
-  `WITH upd AS (
+  `WITH ${WEBHOOK_ENDPOINTS},
+        upd AS (
           UPDATE recipient_receipts r
           SET delivered_at = :deliveredAt::timestamptz, read_at = :readAt::timestamptz, opened_at = :openedAt::timestamptz,
               clicked_at = :clickedAt::timestamptz, failed_at = :failedAt::timestamptz, delivery_error = :error::text,
               updated_at = date_trunc('milliseconds', now())
           WHERE r.organization_id = :orgId AND r.log_id = :logId AND r.position = :position
+            AND (:locked::boolean OR r.delivered_at IS NOT DISTINCT FROM :wasDeliveredAt::timestamptz AND r.read_at IS NOT DISTINCT FROM :wasReadAt::timestamptz
+            AND r.opened_at IS NOT DISTINCT FROM :wasOpenedAt::timestamptz AND r.clicked_at IS NOT DISTINCT FROM :wasClickedAt::timestamptz
+            AND r.failed_at IS NOT DISTINCT FROM :wasFailedAt::timestamptz AND r.delivery_error IS NOT DISTINCT FROM :wasError::text)
           RETURNING r.log_id),
-        ev AS (${insertEvents(':logId::uuid', ':position', ':campaignId::uuid', ':recipient::text')}),
-        counted AS (${countInCampaign(':campaignId::uuid')})
-   SELECT count(*)::int AS n FROM upd`,
+        ev AS (${insertEvents(':logId::uuid', ':position', ':campaignId::uuid', ':recipient::text', ['upd'])}),
+        counted AS (${countInCampaign(':campaignId::uuid', 'upd')}),
+        ${OUTBOX}
+   SELECT (SELECT count(*)::int FROM upd) AS n, ${WOKEN}`,
 );
 
 /** An event that changes nothing (a scanner's open or click): recorded, not counted; none for an unknown log or position. */

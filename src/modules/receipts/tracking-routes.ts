@@ -4,7 +4,7 @@ import type { Db } from '../../db/database.js';
 import { tenant } from '../../db/tenant.js';
 import { readTrackingToken, type TrackingToken } from '../../delivery/tracking-tokens.js';
 import { methodNotAllowed, notFound } from '../../lib/errors.js';
-import { record, type Receipt } from './service.js';
+import { record, type Outcome, type Receipt } from './service.js';
 
 /**
  * The open pixel and tracked links of emails (platform.md, "Receipts and engagement"), reached
@@ -62,20 +62,26 @@ export function trackingRouter(deps: Pick<Deps, 'config' | 'db' | 'log'>): Route
   const router = Router();
   const read = (req: Request) => readTrackingToken(deps.config.jwtSecret, String(req.params.token));
 
-  /** Records the receipt; an unknown log is ignored, and a failure never reaches the reader. */
-  async function recordSafely(token: TrackingToken, receipt: Receipt) {
+  /** Records the receipt; an unknown log is ignored, and a failure never reaches the reader (its outcome is then null). */
+  async function recordSafely(token: TrackingToken, receipt: Receipt): Promise<Outcome | null> {
     try {
-      await record(deps.db, token.orgId, { logId: token.logId, position: token.position }, receipt);
+      return await record(deps.db, token.orgId, { logId: token.logId, position: token.position }, receipt);
     } catch (err) {
       deps.log.warn({ err, logId: token.logId }, `tracking: recording an ${token.kind} failed`);
+      return null;
     }
   }
+
+  /** A scanner's open or click: recorded uncounted, with whose it looks like. */
+  const recordScanner = (token: TrackingToken, req: Request, kind: 'opened' | 'clicked', at: Date, scanner: string) =>
+    recordSafely(token, { kind, at, scanner: true, data: { ...(token.url && { url: token.url }), userAgent: agentOf(req), scanner } });
 
   router.get('/t/o/:token', async (req, res: Response) => {
     const token = read(req);
     if (token?.kind === 'open') {
       const reason = scannerReason(req);
-      await recordSafely(token, { kind: 'opened', at: new Date(), ...(reason && { scanner: true, data: { userAgent: agentOf(req), scanner: reason } }) });
+      if (reason) await recordScanner(token, req, 'opened', new Date(), reason);
+      else await recordSafely(token, { kind: 'opened', at: new Date() });
     }
     res
       .set({ 'Cache-Control': 'no-store, private', 'Cross-Origin-Resource-Policy': 'cross-origin', 'X-Robots-Tag': 'noindex' })
@@ -89,18 +95,26 @@ export function trackingRouter(deps: Pick<Deps, 'config' | 'db' | 'log'>): Route
     // Only a URL Herald signed is followed; the check of its scheme keeps a redirect to anything else impossible even so.
     if (token?.kind !== 'click' || !/^https?:\/\//i.test(token.url)) throw notFound('This link is not valid');
     const at = new Date();
-    let reason = scannerReason(req);
-    if (!reason) {
-      try {
-        const sent = await sentAt(deps.db, token);
-        if (sent && at.getTime() - sent.getTime() < SCANNER_WINDOW_MS) reason = 'too-soon';
-      } catch (err) {
-        deps.log.warn({ err, logId: token.logId }, 'tracking: reading the log of a click failed');
-      }
+    const reason = scannerReason(req);
+    if (reason) await recordScanner(token, req, 'clicked', at, reason);
+    else {
+      // Counted only when its message was sent long enough ago; when it is not (or there is no such log), the send time tells which.
+      const outcome = await recordSafely(token, { kind: 'clicked', at, data: { url: token.url }, sentBefore: new Date(at.getTime() - SCANNER_WINDOW_MS) });
+      if (outcome === 'unknown' && (await sentWithin(token, at))) await recordScanner(token, req, 'clicked', at, 'too-soon');
     }
-    await recordSafely(token, { kind: 'clicked', at, data: { url: token.url }, ...(reason && { scanner: true, data: { url: token.url, userAgent: agentOf(req), scanner: reason } }) });
     res.set({ 'Cache-Control': 'no-store, private', 'X-Robots-Tag': 'noindex', 'Referrer-Policy': 'no-referrer' }).redirect(302, token.url);
   });
+
+  /** Whether the token's message was sent less than `SCANNER_WINDOW_MS` before `at`. */
+  async function sentWithin(token: TrackingToken, at: Date): Promise<boolean> {
+    try {
+      const sent = await sentAt(deps.db, token);
+      return sent !== null && at.getTime() - sent.getTime() < SCANNER_WINDOW_MS;
+    } catch (err) {
+      deps.log.warn({ err, logId: token.logId }, 'tracking: reading the log of a click failed');
+      return false;
+    }
+  }
 
   router.all(['/t/o/:token', '/t/c/:token'], (req, res, next) => {
     if (req.method === 'OPTIONS') return void res.set('Allow', 'GET, HEAD').status(204).end();

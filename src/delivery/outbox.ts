@@ -1,0 +1,113 @@
+import type { Knex } from 'knex';
+import type { Db } from '../db/database.js';
+import { jsonRows, run, statement } from '../db/statements.js';
+import { settledOutcomeSql } from './log-recipients.js';
+
+/**
+ * The outbox of outbound webhooks (platform.md): the one home of how an event gets to the endpoints
+ * that take it. A change that causes events writes them in its own statement (or transaction), with
+ * the pieces below: an event is stored, with a pending delivery for each enabled endpoint of the
+ * organization whose `event_types` take it, only when such an endpoint exists, and is never
+ * written for a change that rolled back. After the commit the writer wakes the endpoints that got
+ * deliveries (`wake`); should that be lost (the process died in between), the sweep finds them.
+ */
+
+export const EVENT_TYPES = [
+  'message.sent',
+  'message.delivered',
+  'message.failed',
+  'message.opened',
+  'message.clicked',
+  'campaign.completed',
+  'campaign.failed',
+  'contact.unsubscribed',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** SQL: the CTE `wh_endpoints`, the organization's (`:orgId`) enabled endpoints; first of the statement's CTEs, so its sources can skip their work when it is empty. */
+export const WEBHOOK_ENDPOINTS = `wh_endpoints AS (SELECT id, event_types FROM webhook_endpoints WHERE organization_id = :orgId AND enabled)`;
+
+/** SQL: whether `wh_endpoints` has any endpoint (for sources to skip building events nobody takes). */
+export const ANY_ENDPOINT = `EXISTS (SELECT 1 FROM wh_endpoints)`;
+
+const TAKES = (type: string) => `(e.event_types = '{}' OR ${type} = ANY(e.event_types))`;
+
+/**
+ * SQL: CTEs (after `WEBHOOK_ENDPOINTS`) that store the events of `source` (a CTE or subquery with
+ * columns `type` text, `occurred_at` timestamptz, `data` jsonb) and their deliveries.
+ */
+export const outboxWrites = (source: string) => `
+  wh_events AS (
+    INSERT INTO webhook_events (organization_id, type, occurred_at, data)
+    SELECT :orgId, s.type, s.occurred_at, s.data FROM ${source} s
+    WHERE EXISTS (SELECT 1 FROM wh_endpoints e WHERE ${TAKES('s.type')})
+    RETURNING id, type),
+  wh_deliveries AS (
+    INSERT INTO webhook_deliveries (organization_id, event_id, endpoint_id)
+    SELECT :orgId, v.id, e.id FROM wh_events v JOIN wh_endpoints e ON ${TAKES('v.type')}
+    RETURNING endpoint_id)`;
+
+/** SQL: a column of the statement's answer, the endpoints given deliveries (null when none), for `wake`. */
+export const WOKEN = `(SELECT array_agg(DISTINCT endpoint_id) FROM wh_deliveries) AS webhook_endpoints`;
+
+/** What a statement that writes events answers, for `wake`. */
+export interface Woken {
+  webhook_endpoints: string[] | null;
+}
+
+export interface NewEvent {
+  type: EventType;
+  occurredAt: Date;
+  data: Record<string, unknown>;
+}
+
+/** Events given in full (a campaign's completion, a consent change): stored with their deliveries. */
+export const emitStatement = statement<{ orgId: string; events: string }, Woken>(
+  'herald_webhooks_emit',
+  `WITH ${WEBHOOK_ENDPOINTS},
+        src AS (SELECT type, occurred_at, data FROM json_to_recordset(:events::json) AS e(type text, occurred_at timestamptz, data jsonb)),
+        ${outboxWrites('src')}
+   SELECT ${WOKEN}`,
+);
+
+/** Stores `events` of organization `orgId` for the endpoints that take them, in the caller's transaction; answers the endpoints to wake after its commit. */
+export async function emit(db: Db | Knex.Transaction, orgId: string, events: NewEvent[]): Promise<string[]> {
+  if (!events.length) return [];
+  const [row] = await run(db, emitStatement, { orgId, events: jsonRows(events.map((e) => ({ type: e.type, occurred_at: e.occurredAt, data: e.data }))) });
+  return row?.webhook_endpoints ?? [];
+}
+
+/**
+ * Queues a delivery run for each endpoint (`modules/webhooks/delivery.ts`), now: one pending run per
+ * endpoint however often it is woken (the job key), and a run already going gets another after it.
+ */
+const wakeStatement = statement<{ orgId: string; endpointIds: string[] }>(
+  'herald_webhooks_wake',
+  `SELECT graphile_worker.add_job('webhooks-deliver', json_build_object('orgId', :orgId::text, 'endpointId', e), job_key := 'webhooks-deliver:' || e,
+                                  job_key_mode := 'replace', max_attempts := 5)
+   FROM unnest(:endpointIds::uuid[]) AS e`,
+);
+
+/** Wakes the endpoints a committed change gave deliveries (`Woken`); none is a no-op. */
+export async function wake(db: Db, orgId: string, endpointIds: readonly string[] | null | undefined): Promise<void> {
+  if (endpointIds?.length) await run(db, wakeStatement, { orgId, endpointIds: [...endpointIds] });
+}
+
+/**
+ * SQL: the message events of settled logs (a CTE or subquery `logs` with the columns of
+ * `message_logs` it names), one `message.sent` per log with recipients sent and one
+ * `message.failed` per log with recipients that failed, built only when an endpoint exists.
+ * A campaign's test send is marked `test`.
+ */
+export const logEventsSql = (logs: string) => `(
+  SELECT k.type, l.settled_at AS occurred_at,
+         jsonb_build_object('logId', l.id, 'campaignId', CASE WHEN l.test THEN NULL ELSE l.campaign_id END, 'channel', l.channel,
+                            'test', l.test, 'recipients', CASE WHEN k.type = 'message.sent' THEN ${settledOutcomeSql('l.recipients', 'l.provider_ids', true)}
+                                                                ELSE ${settledOutcomeSql('l.recipients', 'l.provider_ids', false)} END) AS data
+  FROM ${logs} l CROSS JOIN (VALUES ('message.sent'), ('message.failed')) AS k(type)
+  WHERE ${ANY_ENDPOINT} AND CASE WHEN k.type = 'message.sent' THEN l.success_count > 0 ELSE l.failed_count > 0 END)`;
+
+/** SQL: the data of a campaign event (`campaign.completed`, `campaign.failed`) from a campaigns row `c` (its id, name and analytics). */
+export const campaignEventDataSql = (c: string) =>
+  `jsonb_build_object('campaignId', ${c}.id, 'name', ${c}.name, 'analytics', jsonb_build_object('sent', ${c}.sent, 'delivered', ${c}.delivered, 'failed', ${c}.failed,
+                      'opened', ${c}.opened, 'clicked', ${c}.clicked, 'suppressed', ${c}.suppressed))`;

@@ -1,0 +1,245 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { EventEmitter } from 'node:events';
+import type { LookupFunction } from 'node:net';
+import type { Readable } from 'node:stream';
+import type { Task, TaskList } from 'graphile-worker';
+import { Webhook } from 'standardwebhooks';
+import { Agent } from 'undici';
+import type { Deps } from '../../context.js';
+import { jsonRows, run } from '../../db/statements.js';
+import { wake } from '../../delivery/outbox.js';
+import { decryptJson } from '../../lib/crypto.js';
+import { isPrivateAddress } from '../../lib/hosts.js';
+import { claimDeliveries, endpointForDelivery, nextDue, overdueEndpoints, recordAttempts, scheduleRetry, type ClaimedDelivery, type EndpointRow } from './sql.js';
+
+/**
+ * Delivery of outbound webhooks (platform.md): a run per endpoint (`webhooks-deliver`, queued by
+ * `outbox.wake`, one pending per endpoint) takes its due deliveries a batch at a time and posts
+ * each, signed the Standard Webhooks way with the `standardwebhooks` package, at most
+ * `PER_ENDPOINT` at once: an endpoint's slow receiver holds its own run, never another's. A run
+ * works for `RUN_MS` at most, then queues the next, so the workers' slots take turns.
+ *
+ * Each attempt is kept with its status, duration and the first 1 KiB of the answer. A 2xx answer
+ * is a success; anything else (a redirect, which is never followed; a timeout; a refused
+ * connection) is retried on the schedule (`WEBHOOK_RETRY_SCHEDULE`), or after the `Retry-After`
+ * the receiver asked for, with the same `webhook-id`; a 410 disables the endpoint, and so does
+ * failing for 5 days. With `BLOCK_PRIVATE_HOSTS` the address actually connected to is checked,
+ * so a host name that resolves to a private address (at any moment) is refused.
+ */
+
+export const DELIVER_TASK = 'webhooks-deliver';
+const PER_ENDPOINT = 10;
+const BATCH = 50;
+const RUN_MS = 20_000;
+const ANSWER_BYTES = 1024;
+const FAILING_DAYS = 5;
+/** The longest `Retry-After` honoured. */
+const MAX_RETRY_AFTER_S = 24 * 3600;
+
+type WebhookDeps = Pick<Deps, 'db' | 'config' | 'log'>;
+
+interface AttemptResult {
+  event_id: string;
+  attempt: number;
+  succeeded: boolean;
+  response_status: number | null;
+  duration_ms: number;
+  response: string | null;
+  error: string | null;
+  attempted_at: Date;
+  status: 'pending' | 'succeeded' | 'failed';
+  next_attempt_at: Date | null;
+  gone: boolean;
+}
+
+/** A lookup that refuses private addresses: the one the connection is then made to. */
+const publicOnly: LookupFunction = (hostname, options, callback) => {
+  dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+    if (err) return callback(err, '', 0);
+    const list = addresses as LookupAddress[];
+    const refused = list.find((a) => isPrivateAddress(a.address));
+    if (refused) return callback(Object.assign(new Error(`refused: ${hostname} resolves to the private address ${refused.address}`), { code: 'EPRIVATE' }), '', 0);
+    if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
+    callback(null, list[0]!.address, list[0]!.family);
+  });
+};
+
+/** The secrets that sign now: the current one, and the previous one during its 24 hours. */
+export function signingSecrets(key: Buffer, endpoint: Pick<EndpointRow, 'secret' | 'previous_secret' | 'previous_secret_expires_at'>, now: Date): string[] {
+  const secrets = [decryptJson<string>(key, endpoint.secret)];
+  if (endpoint.previous_secret && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > now) {
+    secrets.push(decryptJson<string>(key, endpoint.previous_secret));
+  }
+  return secrets;
+}
+
+/** An event's body as every attempt sends it. */
+export const bodyOf = (e: Pick<ClaimedDelivery, 'type' | 'occurred_at' | 'data'>) => JSON.stringify({ type: e.type, timestamp: e.occurred_at.toISOString(), data: e.data });
+
+/** Seconds to wait that a `Retry-After` header asks (seconds or an HTTP date), or null. */
+export function retryAfterSeconds(value: string | string[] | undefined, now: Date): number | null {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (!v) return null;
+  const seconds = /^\d+$/.test(v.trim()) ? Number(v.trim()) : (Date.parse(v) - now.getTime()) / 1000;
+  if (!Number.isFinite(seconds) || seconds < 0) return null;
+  return Math.min(Math.ceil(seconds), MAX_RETRY_AFTER_S);
+}
+
+/** The first `ANSWER_BYTES` of an answer's body; the rest is not read. */
+function answerOf(body: Readable): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = () => resolve(Buffer.concat(chunks).subarray(0, ANSWER_BYTES).toString('utf8'));
+    body.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= ANSWER_BYTES) {
+        body.destroy();
+        done();
+      }
+    });
+    body.on('end', done);
+    body.on('error', done);
+  });
+}
+
+export function webhookTasks(deps: WebhookDeps): TaskList {
+  const pool = new Agent({
+    connections: PER_ENDPOINT,
+    keepAliveTimeout: 4_000,
+    ...(deps.config.blockPrivateHosts && { connect: { lookup: publicOnly } }),
+  });
+
+  /** One attempt of one delivery: never throws. */
+  async function attempt(url: URL, secrets: string[], d: ClaimedDelivery): Promise<AttemptResult> {
+    const attemptedAt = new Date();
+    const number = d.attempts + 1;
+    const body = bodyOf(d);
+    const signature = secrets.map((s) => new Webhook(s).sign(d.event_id, attemptedAt, body)).join(' ');
+    const abort = new EventEmitter();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      abort.emit('abort');
+    }, deps.config.webhookTimeoutMs);
+    let status: number | null = null;
+    let response: string | null = null;
+    let error: string | null = null;
+    let retryAfter: number | null = null;
+    try {
+      if (deps.config.blockPrivateHosts && isPrivateAddress(url.hostname.replace(/^\[|\]$/g, ''))) {
+        throw new Error(`refused: ${url.hostname} is a private address`);
+      }
+      const res = await pool.request({
+        origin: url.origin,
+        path: url.pathname + url.search,
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'Herald-Webhooks/1.0',
+          'webhook-id': d.event_id,
+          'webhook-timestamp': String(Math.floor(attemptedAt.getTime() / 1000)),
+          'webhook-signature': signature,
+        },
+        body,
+        signal: abort,
+      });
+      status = res.statusCode;
+      response = await answerOf(res.body);
+      retryAfter = retryAfterSeconds(res.headers['retry-after'], new Date());
+      if (status >= 300 && status < 400) error = `redirect to ${String(res.headers.location ?? '(none)')} not followed`;
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+      error = timedOut ? `timeout: no answer within ${deps.config.webhookTimeoutMs} ms` : (e.cause?.message ?? e.message);
+    } finally {
+      clearTimeout(timer);
+    }
+    const succeeded = status !== null && status >= 200 && status < 300;
+    const gone = status === 410;
+    const delay = deps.config.webhookRetrySchedule[number - 1];
+    const retry = !succeeded && !gone && delay !== undefined;
+    return {
+      event_id: d.event_id,
+      attempt: number,
+      succeeded,
+      response_status: status,
+      duration_ms: Date.now() - attemptedAt.getTime(),
+      response,
+      error,
+      attempted_at: attemptedAt,
+      status: succeeded ? 'succeeded' : retry ? 'pending' : 'failed',
+      next_attempt_at: retry ? new Date(Date.now() + (retryAfter ?? delay) * 1000) : null,
+      gone,
+    };
+  }
+
+  /** Attempts `claimed` at most `PER_ENDPOINT` at once. */
+  async function attemptAll(url: URL, secrets: string[], claimed: ClaimedDelivery[]): Promise<AttemptResult[]> {
+    const results: AttemptResult[] = new Array(claimed.length);
+    let next = 0;
+    const lane = async () => {
+      while (next < claimed.length) {
+        const i = next++;
+        results[i] = await attempt(url, secrets, claimed[i]!);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PER_ENDPOINT, claimed.length) }, lane));
+    return results;
+  }
+
+  /** Keeps a batch's attempts, their deliveries' state and the endpoint's summary (disabling it after a 410 or 5 days of failure). */
+  async function keep(orgId: string, endpoint: EndpointRow, results: AttemptResult[]): Promise<string | null> {
+    const byTime = [...results].sort((a, b) => a.attempted_at.getTime() - b.attempted_at.getTime());
+    const lastSuccess = byTime.filter((r) => r.succeeded).at(-1);
+    const failures = byTime.filter((r) => !r.succeeded);
+    const failuresAfter = lastSuccess ? failures.filter((r) => r.attempted_at >= lastSuccess.attempted_at).length : failures.length;
+    const failingSince = lastSuccess ? null : (endpoint.failing_since ?? failures[0]?.attempted_at ?? null);
+    const disable = results.some((r) => r.gone)
+      ? 'The endpoint answered 410 Gone'
+      : failingSince && failuresAfter && Date.now() - failingSince.getTime() >= FAILING_DAYS * 86_400_000
+        ? `The endpoint failed every delivery for ${FAILING_DAYS} days`
+        : null;
+    await run(deps.db, recordAttempts, {
+      orgId,
+      endpointId: endpoint.id,
+      attempts: jsonRows(results.map(({ gone: _gone, ...r }) => r)),
+      lastSuccessAt: lastSuccess?.attempted_at ?? null,
+      lastFailureAt: failures.at(-1)?.attempted_at ?? null,
+      failuresAfter,
+      disable,
+    });
+    return disable;
+  }
+
+  const deliver: Task = async (payload) => {
+    const { orgId, endpointId } = payload as { orgId: string; endpointId: string };
+    const [endpoint] = await run(deps.db, endpointForDelivery, { orgId, endpointId });
+    if (!endpoint?.enabled) return;
+    const url = new URL(endpoint.url);
+    const leaseSeconds = Math.ceil((deps.config.webhookTimeoutMs * Math.ceil(BATCH / PER_ENDPOINT)) / 1000) + 30;
+    const until = Date.now() + RUN_MS;
+    while (Date.now() < until) {
+      const claimed = await run(deps.db, claimDeliveries, { orgId, endpointId, limit: BATCH, leaseSeconds });
+      if (!claimed.length) break;
+      const secrets = signingSecrets(deps.config.credentialsKey, endpoint, new Date());
+      const disabled = await keep(orgId, endpoint, await attemptAll(url, secrets, claimed));
+      if (disabled) {
+        deps.log.warn({ orgId, endpointId, reason: disabled }, 'webhooks: endpoint disabled');
+        return;
+      }
+    }
+    const [{ next } = { next: null }] = await run(deps.db, nextDue, { orgId, endpointId });
+    if (!next) return;
+    if (next.getTime() <= Date.now()) await wake(deps.db, orgId, [endpointId]);
+    else await run(deps.db, scheduleRetry, { orgId, endpointId, runAt: next });
+  };
+
+  return { [DELIVER_TASK]: deliver };
+}
+
+/** The sweep's part: endpoints whose due deliveries nobody took (a wake lost with its process, a worker that died) are woken. */
+export async function sweepWebhooks(deps: Pick<Deps, 'db'>): Promise<void> {
+  const overdue = await run(deps.db, overdueEndpoints, { graceSeconds: 10, limit: 1000 });
+  for (const { organization_id: orgId, endpoint_id: endpointId } of overdue) await wake(deps.db, orgId, [endpointId]);
+}

@@ -1,0 +1,240 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import type { AuthedContext } from '../../context.js';
+import { nowMs } from '../../db/database.js';
+import type { PageRequest } from '../../db/pagination.js';
+import { paginateAs } from '../../db/pagination.js';
+import { run } from '../../db/statements.js';
+import { tenant } from '../../db/tenant.js';
+import { EVENT_TYPES, wake } from '../../delivery/outbox.js';
+import { encryptJson } from '../../lib/crypto.js';
+import type { FieldProblem } from '../../lib/errors.js';
+import { isPrivateHost } from '../../lib/hosts.js';
+import { isUuid } from '../../lib/ids.js';
+import { listOf, operation } from '../../operation.js';
+import { endpointColumns, toAttemptDto, toEndpointDto, toEventDto, type AttemptRow, type DeliveryRow, type EndpointRow, type EventRow } from './dto.js';
+import { insertTestEvent, resendDelivery } from './sql.js';
+
+/**
+ * Outbound webhooks (platform.md): the endpoints an organization's admins register, and what was
+ * sent to them. Events are written by the changes that cause them (`delivery/outbox.ts`) and
+ * delivered by `delivery.ts`; this is the API of both.
+ */
+
+const ADMIN = { role: 'admin', apiKeys: true } as const;
+const ENDPOINTS = 'webhook_endpoints';
+/** How long a rotated secret keeps signing beside the new one. */
+const OVERLAP_MS = 24 * 3600 * 1000;
+
+const url = () => z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2000);
+const description = () => z.string().trim().max(500).nullable();
+const eventTypes = () =>
+  z
+    .array(z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(', ')}` }))
+    .max(EVENT_TYPES.length)
+    .transform((types) => [...new Set(types)]);
+
+/** A new secret as Standard Webhooks writes it: `whsec_` and 32 random bytes in base64. */
+const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
+
+/** The problems of an endpoint URL beyond its form: `https` in production, no private address where those are blocked. */
+async function urlProblems(ctx: AuthedContext, given: string | undefined): Promise<FieldProblem[]> {
+  if (given === undefined) return [];
+  const target = new URL(given);
+  if (ctx.config.env === 'production' && target.protocol !== 'https:') return [{ field: 'url', message: 'url must be https' }];
+  if (ctx.config.blockPrivateHosts && (await isPrivateHost(target.hostname.replace(/^\[|\]$/g, '')))) {
+    return [{ field: 'url', message: 'url must not be a loopback, private or link-local address' }];
+  }
+  return [];
+}
+
+export const list = listOf(ADMIN, ENDPOINTS, endpointColumns, toEndpointDto);
+
+export const get = operation({
+  access: ADMIN,
+  async run(ctx, _input: undefined, { id }: { id: string }) {
+    return toEndpointDto(await tenant(ctx.db, ctx.caller.orgId).owned<EndpointRow>(ENDPOINTS, id, endpointColumns));
+  },
+});
+
+export const create = operation({
+  access: ADMIN,
+  input: z.strictObject({ url: url(), description: description().optional(), eventTypes: eventTypes().optional(), enabled: z.boolean().optional() }),
+  check: (ctx, input, _params, failed) => (failed.has('url') ? Promise.resolve([]) : urlProblems(ctx, input.url)),
+  async run(ctx, input) {
+    const secret = newSecret();
+    const [row] = await ctx.db(ENDPOINTS)
+      .insert({
+        organization_id: ctx.caller.orgId,
+        url: input.url,
+        description: input.description ?? null,
+        event_types: input.eventTypes ?? [],
+        enabled: input.enabled ?? true,
+        secret: encryptJson(ctx.config.credentialsKey, secret),
+      })
+      .returning(endpointColumns);
+    return { ...toEndpointDto(row as EndpointRow), secret };
+  },
+});
+
+export const update = operation({
+  access: ADMIN,
+  input: z.strictObject({ url: url().optional(), description: description().optional(), eventTypes: eventTypes().optional(), enabled: z.boolean().optional() }),
+  check: (ctx, input, _params: { id: string }, failed) => (failed.has('url') ? Promise.resolve([]) : urlProblems(ctx, input.url)),
+  async run(ctx, input, { id }: { id: string }) {
+    const t = tenant(ctx.db, ctx.caller.orgId);
+    await t.owned(ENDPOINTS, id, ['id']);
+    const [row] = (await t
+      .scoped(ENDPOINTS)
+      .where(`${ENDPOINTS}.id`, id)
+      .update({
+        ...(input.url !== undefined && { url: input.url }),
+        ...(input.description !== undefined && { description: input.description }),
+        ...(input.eventTypes !== undefined && { event_types: input.eventTypes }),
+        // Enabling again starts afresh: the reason it was disabled and its failure streak are gone.
+        ...(input.enabled !== undefined && { enabled: input.enabled }),
+        ...(input.enabled === true && { disabled_reason: null, failing_since: null, failures_in_a_row: 0 }),
+        updated_at: nowMs(ctx.db),
+      })
+      .returning(endpointColumns)) as EndpointRow[];
+    // Deliveries left pending while it was disabled go now.
+    if (input.enabled === true) await wake(ctx.db, ctx.caller.orgId, [id]);
+    return toEndpointDto(row!);
+  },
+});
+
+export const remove = operation({
+  access: ADMIN,
+  async run(ctx, _input: undefined, { id }: { id: string }) {
+    const t = tenant(ctx.db, ctx.caller.orgId);
+    await t.owned(ENDPOINTS, id, ['id']);
+    await t.scoped(ENDPOINTS).where(`${ENDPOINTS}.id`, id).delete();
+    return { message: 'Webhook endpoint deleted successfully' };
+  },
+});
+
+/** A new secret; the previous one keeps signing beside it for 24 hours, so receivers can switch without losing a delivery. */
+export const rotateSecret = operation({
+  access: ADMIN,
+  async run(ctx, _input: undefined, { id }: { id: string }) {
+    const secret = newSecret();
+    const expires = new Date(Date.now() + OVERLAP_MS);
+    await ctx.db.transaction(async (trx) => {
+      const t = tenant(trx, ctx.caller.orgId);
+      const current = await t.owned<{ secret: Buffer }>(ENDPOINTS, id, ['secret'], { forUpdate: true });
+      await t
+        .scoped(ENDPOINTS)
+        .where(`${ENDPOINTS}.id`, id)
+        .update({ previous_secret: current.secret, previous_secret_expires_at: expires, secret: encryptJson(ctx.config.credentialsKey, secret), updated_at: nowMs(trx) });
+    });
+    return { secret, previousSecretExpiresAt: expires.toISOString() };
+  },
+});
+
+/** An example of an event type, marked `test`, delivered to this endpoint alone. */
+export const sendTest = operation({
+  access: ADMIN,
+  input: z.strictObject({ eventType: z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(', ')}` }).optional() }),
+  async run(ctx, input, { id }: { id: string }) {
+    const endpoint = await tenant(ctx.db, ctx.caller.orgId).owned<EndpointRow>(ENDPOINTS, id, endpointColumns);
+    const type = input.eventType ?? endpoint.event_types[0] ?? 'message.sent';
+    const data = { test: true, message: `A test ${type} event from Herald`, endpointId: id };
+    const [row] = await run(ctx.db, insertTestEvent, { orgId: ctx.caller.orgId, endpointId: id, type, data: JSON.stringify(data) });
+    await wake(ctx.db, ctx.caller.orgId, [id]);
+    return { eventId: row!.event_id };
+  },
+});
+
+const attemptColumns = [
+  'webhook_attempts.id',
+  'webhook_attempts.endpoint_id',
+  'webhook_attempts.event_id',
+  'webhook_events.type',
+  'webhook_attempts.attempt',
+  'webhook_attempts.succeeded',
+  'webhook_attempts.response_status',
+  'webhook_attempts.duration_ms',
+  'webhook_attempts.response',
+  'webhook_attempts.error',
+  'webhook_attempts.attempted_at',
+  'webhook_attempts.created_at',
+];
+
+/** The attempts of the organization's deliveries matching `where` (an endpoint's, an event's), newest first. */
+function attemptsWhere(ctx: AuthedContext, column: 'endpoint_id' | 'event_id', id: string, page: PageRequest) {
+  const orgId = ctx.caller.orgId;
+  const query = tenant(ctx.db, orgId)
+    .scoped('webhook_attempts')
+    .join('webhook_events', (j) => j.on('webhook_events.organization_id', 'webhook_attempts.organization_id').andOn('webhook_events.id', 'webhook_attempts.event_id'))
+    .where('webhook_events.organization_id', orgId)
+    .where(`webhook_attempts.${column}`, id)
+    .select(attemptColumns);
+  return paginateAs(query, 'webhook_attempts', page, (row: AttemptRow) => toAttemptDto(row));
+}
+
+export const endpointAttempts = operation({
+  access: ADMIN,
+  async run(ctx, _input: undefined, { id, ...page }: { id: string } & PageRequest) {
+    await tenant(ctx.db, ctx.caller.orgId).owned(ENDPOINTS, id, ['id']);
+    return attemptsWhere(ctx, 'endpoint_id', id, page);
+  },
+});
+
+const EVENTS = 'webhook_events';
+const eventColumns = ['webhook_events.id', 'webhook_events.type', 'webhook_events.occurred_at', 'webhook_events.data', 'webhook_events.created_at'];
+
+/** The deliveries of some events, by event. */
+async function deliveriesOf(ctx: AuthedContext, eventIds: string[]): Promise<Map<string, DeliveryRow[]>> {
+  const rows = (await tenant(ctx.db, ctx.caller.orgId)
+    .scoped('webhook_deliveries')
+    .whereIn('webhook_deliveries.event_id', eventIds)
+    .orderBy('webhook_deliveries.created_at')
+    .select('event_id', 'endpoint_id', 'status', 'attempts', 'next_attempt_at', 'last_response_status')) as DeliveryRow[];
+  const by = new Map<string, DeliveryRow[]>();
+  for (const r of rows) by.set(r.event_id, [...(by.get(r.event_id) ?? []), r]);
+  return by;
+}
+
+export const events = operation({
+  access: ADMIN,
+  async run(ctx, _input: undefined, page: PageRequest) {
+    const found = await paginateAs(tenant(ctx.db, ctx.caller.orgId).scoped(EVENTS).select(eventColumns), EVENTS, page, (row: EventRow) => row);
+    const deliveries = found.items.length ? await deliveriesOf(ctx, found.items.map((e) => e.id)) : new Map<string, DeliveryRow[]>();
+    return { ...found, items: found.items.map((e) => toEventDto(e, deliveries.get(e.id) ?? [])) };
+  },
+});
+
+export const event = operation({
+  access: ADMIN,
+  async run(ctx, _input: undefined, { id }: { id: string }) {
+    const row = await tenant(ctx.db, ctx.caller.orgId).owned<EventRow>(EVENTS, id, eventColumns);
+    return toEventDto(row, (await deliveriesOf(ctx, [id])).get(id) ?? []);
+  },
+});
+
+export const eventAttempts = operation({
+  access: ADMIN,
+  async run(ctx, _input: undefined, { id, ...page }: { id: string } & PageRequest) {
+    await tenant(ctx.db, ctx.caller.orgId).owned(EVENTS, id, ['id']);
+    return attemptsWhere(ctx, 'event_id', id, page);
+  },
+});
+
+/** Delivers an event to one of the organization's endpoints again, from a first attempt, with the same `webhook-id`. */
+export const resend = operation({
+  access: ADMIN,
+  input: z.strictObject({ endpointId: z.string() }),
+  async check(ctx, input, { id }: { id: string }, failed) {
+    // The event in the path first: another organization's is 403 whatever the body names.
+    await tenant(ctx.db, ctx.caller.orgId).owned(EVENTS, id, ['id']);
+    if (failed.has('endpointId')) return [];
+    const mine = isUuid(input.endpointId) && (await tenant(ctx.db, ctx.caller.orgId).scoped(ENDPOINTS).where(`${ENDPOINTS}.id`, input.endpointId).first('id'));
+    return mine ? [] : [{ field: 'endpointId', message: 'endpointId must be one of the organization\'s webhook endpoints' }];
+  },
+  async run(ctx, input, { id }: { id: string }) {
+    await run(ctx.db, resendDelivery, { orgId: ctx.caller.orgId, eventId: id, endpointId: input.endpointId });
+    await wake(ctx.db, ctx.caller.orgId, [input.endpointId]);
+    return { eventId: id, endpointId: input.endpointId };
+  },
+});
+

@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import type { Statement as Named } from '../src/db/statements.js';
+import { emitStatement } from '../src/delivery/outbox.js';
+import * as sql from '../src/modules/webhooks/sql.js';
+import type { Herald } from '../src/server.js';
+import { heraldWithOrg, type Client, type Org } from './helpers/herald.js';
+import { expectEachWithOrganization, type Statement } from './helpers/statements.js';
+
+/**
+ * The statements of outbound webhooks stay with their organization (on Citus one shard; on
+ * Postgres every tenant scan filtered by it): the outbox's, the claim, the record of attempts, the
+ * test event and the resend. (The sweep's read of overdue deliveries is across organizations on
+ * purpose; the settle and receipt statements that carry the outbox are checked with their own.)
+ */
+
+let herald: Herald, api: Client, org: Org;
+beforeAll(async () => ({ herald, api, org } = await heraldWithOrg()));
+afterAll(() => herald?.stop());
+
+test('each webhook statement stays with its organization', async () => {
+  const created = await api.post('/webhooks', { url: 'https://example.com/hook' }, { token: org.token });
+  expect(created.status).toBe(201);
+  const key = { orgId: org.orgId, endpointId: created.body._id as string };
+  const eventId = randomUUID();
+  const as = <P extends object>(st: Named<P, any>, params: P): Statement => ({ sql: st.text, bindings: st.order.map((k) => params[k]) });
+  const statements = [
+    as(emitStatement, { orgId: org.orgId, events: JSON.stringify([{ type: 'message.sent', occurred_at: new Date(), data: {} }]) }),
+    as(sql.endpointForDelivery, key),
+    as(sql.claimDeliveries, { ...key, limit: 50, leaseSeconds: 60 }),
+    as(sql.recordAttempts, { ...key, attempts: '[]', lastSuccessAt: null, lastFailureAt: new Date(), failuresAfter: 1, disable: null }),
+    as(sql.nextDue, key),
+    as(sql.insertTestEvent, { ...key, type: 'message.sent', data: '{}' }),
+    as(sql.resendDelivery, { ...key, eventId }),
+  ];
+  const explain = new pg.Client({ connectionString: process.env.HERALD_TEST_DATABASE_URL });
+  await explain.connect();
+  try {
+    await expectEachWithOrganization(explain, statements, org.orgId);
+  } finally {
+    await explain.end();
+  }
+});

@@ -1,0 +1,92 @@
+import type { Herald } from '../src/server.js';
+import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from './fakes/webhook-receiver.js';
+import { client, isolatedDatabase, signupOrg, startTestHerald, waitFor, type Client } from './helpers/herald.js';
+import { workerProcesses } from './helpers/workers.js';
+
+/**
+ * platform.md, "Outbound webhooks": deliveries are jobs, so a worker process killed with SIGKILL in
+ * the middle of delivering loses none of them. The API Herald runs no workers; real worker
+ * processes (`src/worker.ts`) deliver to a receiver that takes 300 ms to answer each request, and
+ * the first of them is killed while requests are in flight. Every event must still arrive, and an
+ * event delivered twice must be the same delivery (same `webhook-id`, same body), so a receiver
+ * can deduplicate.
+ */
+
+const EVENTS = 40;
+let db: Awaited<ReturnType<typeof isolatedDatabase>>;
+let herald: Herald, api: Client, receiver: WebhookReceiver;
+let workers: ReturnType<typeof workerProcesses>;
+
+beforeAll(async () => {
+  db = await isolatedDatabase(`webhook_workers_${process.pid}`);
+  herald = await startTestHerald({ DATABASE_URL: db.url, WORKERS: 'false' });
+  workers = workerProcesses(db.url, { WORKER_CONCURRENCY: '4', CAMPAIGN_LEASE_SECONDS: '2', WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1', WEBHOOK_TIMEOUT_MS: '2000' });
+  api = client(herald.url);
+  receiver = await startWebhookReceiver();
+  receiver.setDefault({ kind: 'delay', ms: 300 });
+}, 60_000);
+
+afterAll(async () => {
+  await workers?.stopAll();
+  await herald?.stop();
+  await receiver?.stop();
+  await db?.drop();
+});
+
+const deliveredIds = () => new Set(receiver.requests.map((r) => r.id));
+
+test('a worker killed mid-delivery: its successor delivers every event, duplicates identical', async () => {
+  const org = await signupOrg(api);
+  await herald.db('organization_credits').where({ organization_id: org.orgId }).update({ credits: 10_000 });
+  const created = await api.post('/webhooks', { url: `${receiver.url}/hook` }, { token: org.token });
+  expect(created.status).toBe(201);
+  receiver.secrets = [created.body.secret];
+
+  // One log, so one message.sent event, per send (emails: the sandbox adds no receipts for them, so
+  // no other events); no worker runs yet, so all of them wait.
+  for (let i = 0; i < EVENTS; i += 10) {
+    const sends = Array.from({ length: 10 }, (_, j) =>
+      api.post('/notifications/send', { type: 'email', to: `reader${i + j}@example.com`, subject: 'Hi', message: `Hello ${i + j}` }, { token: org.token }),
+    );
+    for (const res of await Promise.all(sends)) expect(res.status).toBe(200);
+  }
+  const events = (await api.get('/webhook-events?limit=1000', { token: org.token })).body as any[];
+  expect(events).toHaveLength(EVENTS);
+  const eventIds = events.map((e) => e._id as string);
+  expect(receiver.requests).toEqual([]);
+
+  // Kill the first worker while it holds deliveries the receiver has not answered yet.
+  const victim = workers.start();
+  await waitFor(async () => receiver.requests.length, (n) => n >= 5, 60_000);
+  await waitFor(async () => receiver.inFlight, (n) => n > 0, 5_000);
+  expect(receiver.inFlight).toBeGreaterThan(0);
+  await workers.stop(victim, 'SIGKILL');
+  expect(deliveredIds().size).toBeLessThan(EVENTS);
+
+  const successor = workers.start();
+  await waitFor(async () => eventIds.filter((id) => !deliveredIds().has(id)), (missing) => missing.length === 0, 90_000);
+  expect(eventIds.filter((id) => !deliveredIds().has(id))).toEqual([]);
+  // Every delivery ends succeeded, none left pending for a lost job.
+  const settled = await waitFor(
+    async () => Promise.all(eventIds.map(async (id) => (await api.get(`/webhook-events/${id}`, { token: org.token })).body)),
+    (all) => all.every((e) => e.deliveries?.[0]?.status === 'succeeded'),
+    30_000,
+  );
+  const unsettled = settled.filter((e) => e.deliveries.length !== 1 || e.deliveries[0].status !== 'succeeded');
+  // On failure, show what the attempts of the first unsettled event said.
+  const firstAttempts = unsettled.length ? (await api.get(`/webhook-events/${unsettled[0]._id}/attempts`, { token: org.token })).body : [];
+  expect({ unsettled: unsettled.map((e) => e.deliveries), firstAttempts }).toEqual({ unsettled: [], firstAttempts: [] });
+
+  // Nothing that is not one of the events; duplicates are the same delivery, and all verify.
+  expect([...deliveredIds()].sort()).toEqual([...eventIds].sort());
+  // What the victim had in flight was never recorded as answered, so it went again.
+  expect(receiver.requests.length).toBeGreaterThan(EVENTS);
+  const byId = new Map<string, ReceivedWebhook[]>();
+  for (const r of receiver.requests) byId.set(r.id!, [...(byId.get(r.id!) ?? []), r]);
+  for (const [id, requests] of byId) {
+    expect({ id, bodies: new Set(requests.map((r) => r.rawBody)).size }).toEqual({ id, bodies: 1 });
+    expect(requests[0].body.type).toBe('message.sent');
+  }
+  expect(receiver.requests.filter((r) => !r.verified)).toEqual([]);
+  await workers.stop(successor);
+}, 180_000);
