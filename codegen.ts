@@ -27,6 +27,17 @@ const config: CodegenConfig = {
         scalars: { ID: 'string', JSONObject: 'Record<string, unknown>' },
       },
     },
+    // The console's typed documents: every `graphql(...)` call under web/src, checked against the schema.
+    'web/src/gql/': {
+      documents: ['web/src/**/*.{ts,tsx}', '!web/src/gql/**'],
+      preset: 'client',
+      presetConfig: { fragmentMasking: false },
+      config: {
+        useTypeImports: true,
+        enumsAsTypes: true,
+        scalars: { ID: 'string', JSONObject: 'Record<string, unknown>' },
+      },
+    },
   },
 };
 

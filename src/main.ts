@@ -1,9 +1,16 @@
 // `npm start`: the HTTP API (both doors, and the queue workers unless WORKERS=false).
 import { configOrExit, runEntry, stopOnSignals } from './entry.js';
+import { consoleBuildProblem } from './http/console.js';
 import { createLogger, startHerald } from './server.js';
 
 runEntry('Herald', async () => {
   const config = configOrExit();
+  // The console is part of the service: refuse to start without it rather than serve a broken one.
+  const problem = consoleBuildProblem();
+  if (problem) {
+    console.error(problem);
+    process.exit(1);
+  }
   const log = createLogger(config);
   const started = Date.now();
   const herald = await startHerald(config, log);

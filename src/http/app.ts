@@ -10,6 +10,7 @@ import { HttpError } from '../lib/errors.js';
 import { consentRouter } from '../modules/consent/routes.js';
 import { trackingRouter } from '../modules/receipts/tracking-routes.js';
 import { receiptsRouter } from '../modules/receipts/webhooks.js';
+import { consoleRouter } from './console.js';
 import { contextMiddleware } from './context.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { JSON_TYPES, otherMethods, requireJson, restRouter } from './rest.js';
@@ -50,6 +51,8 @@ export async function createApp(deps: Deps): Promise<{ app: Express; close: () =
   // Public unsubscribe pages: before the JSON parser and the request context, so the token is
   // verified before any body is read and no credential is looked for.
   app.use(consentRouter(deps), receiptsRouter(deps), trackingRouter(deps));
+  // The console: its assets, and its page for browser navigations nothing above answered.
+  app.use(consoleRouter());
   app.use(express.json({ limit: '15mb', type: JSON_TYPES }));
   app.use(contextMiddleware(deps));
 

@@ -1,0 +1,76 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import express, { Router } from 'express';
+import { treeHash } from '../lib/tree-hash.js';
+
+/** The repository root, where `web/` and its build live. */
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const CONSOLE_DIST = path.join(ROOT, 'web/dist');
+const STAMP = path.join(CONSOLE_DIST, 'build.json');
+/** What the nonce placeholder of the built page (web/vite.config.ts `html.cspNonce`) is replaced in. */
+const NONCE_PLACEHOLDER = /HERALD_CSP_NONCE/g;
+
+/** The console build's inputs: its sources (with the generated documents) and the locked packages. */
+export const consoleInputsHash = () => treeHash(ROOT, ['web/index.html', 'web/vite.config.ts', 'web/src', 'package-lock.json'], ['node_modules', 'dist']);
+
+/** Written by `npm run build:web` next to the build: which inputs it was built from. */
+export function writeConsoleStamp(): void {
+  const stamp = { inputs: consoleInputsHash(), builtAt: new Date().toISOString() };
+  writeFileSync(STAMP, JSON.stringify(stamp, null, 2));
+}
+
+/** Why the console cannot be served as built (missing, or built from other sources), or null. */
+export function consoleBuildProblem(): string | null {
+  if (!existsSync(STAMP) || !existsSync(path.join(CONSOLE_DIST, 'index.html'))) {
+    return 'The console is not built: run `npm install` (it builds web/), or `npm run build:web`.';
+  }
+  const { inputs } = JSON.parse(readFileSync(STAMP, 'utf8')) as { inputs?: string };
+  if (inputs !== consoleInputsHash()) return 'The console build is stale (web/ changed since it was built): run `npm run build:web`.';
+  return null;
+}
+
+/** Paths a browser may open that are not the console's: the IDE, probes, and the public pages. */
+const NOT_CONSOLE = /^\/(graphql|health|ready|openapi\.json|docs|metrics|assets)(\/|$)/;
+
+/** The policy of the console's page: scripts and styles from Herald or carrying this response's nonce. */
+function consolePolicy(nonce: string): string {
+  return [
+    "default-src 'self'",
+    `script-src 'self' 'nonce-${nonce}'`,
+    `style-src 'self' 'nonce-${nonce}'`,
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/**
+ * The console: its hashed assets (cached for good), and its page for every browser navigation
+ * (`Accept` preferring HTML over JSON) that no other part of Herald answers, so `/contacts` in the
+ * address bar is the contacts page while API clients asking the same path get JSON. Without a
+ * build (a test run that never built it) the page says how to build it.
+ */
+export function consoleRouter(): Router {
+  const router = Router();
+  router.use('/assets', express.static(path.join(CONSOLE_DIST, 'assets'), { immutable: true, maxAge: '365d', index: false, fallthrough: false }));
+  let page: string | null = null;
+  router.get(/.*/, (req, res, next) => {
+    if (NOT_CONSOLE.test(req.path) || req.accepts(['application/json', 'text/html']) !== 'text/html') return next();
+    page ??= existsSync(path.join(CONSOLE_DIST, 'index.html')) ? readFileSync(path.join(CONSOLE_DIST, 'index.html'), 'utf8') : null;
+    if (!page) {
+      res.status(503).type('text').send('The console is not built: run `npm install` (it builds web/), or `npm run build:web`.\n');
+      return;
+    }
+    const nonce = randomBytes(16).toString('base64');
+    res.setHeader('Content-Security-Policy', consolePolicy(nonce));
+    res.setHeader('Cache-Control', 'no-store');
+    res.type('html').send(page.replace(NONCE_PLACEHOLDER, nonce));
+  });
+  return router;
+}

@@ -1,0 +1,56 @@
+/**
+ * The console's pages, one folder per area under `pages/`, each loaded when first visited. Pages
+ * behind `RequireSession` need a signed-in user; `RequireAdmin` pages are for admins only.
+ */
+import type { ComponentType } from 'react';
+import { createBrowserRouter, type RouteObject } from 'react-router';
+import { Layout } from './components/Layout';
+import { RequireAdmin, RequireSession } from './components/guards';
+
+/** A route whose page module is loaded on first visit (its default export is the page). */
+const page = (load: () => Promise<{ default: ComponentType }>): Pick<RouteObject, 'lazy'> => ({
+  lazy: async () => ({ Component: (await load()).default }),
+});
+
+export const routes: RouteObject[] = [
+  { path: '/login', ...page(() => import('./pages/auth/LoginPage')) },
+  { path: '/signup', ...page(() => import('./pages/auth/SignupPage')) },
+  {
+    element: <RequireSession />,
+    children: [
+      {
+        element: <Layout />,
+        children: [
+          { index: true, ...page(() => import('./pages/dashboard/DashboardPage')) },
+          { path: 'contacts', ...page(() => import('./pages/contacts/ContactsPage')) },
+          { path: 'contacts/:id', ...page(() => import('./pages/contacts/ContactPage')) },
+          { path: 'groups', ...page(() => import('./pages/groups/GroupsPage')) },
+          { path: 'templates', ...page(() => import('./pages/templates/TemplatesPage')) },
+          { path: 'send', ...page(() => import('./pages/send/SendPage')) },
+          { path: 'campaigns', ...page(() => import('./pages/campaigns/CampaignsPage')) },
+          { path: 'campaigns/new', ...page(() => import('./pages/campaigns/CampaignFormPage')) },
+          { path: 'campaigns/:id', ...page(() => import('./pages/campaigns/CampaignPage')) },
+          { path: 'campaigns/:id/edit', ...page(() => import('./pages/campaigns/CampaignFormPage')) },
+          { path: 'message-logs', ...page(() => import('./pages/logs/LogsPage')) },
+          { path: 'message-logs/:id', ...page(() => import('./pages/logs/LogPage')) },
+          { path: 'outbox', ...page(() => import('./pages/outbox/OutboxPage')) },
+          { path: 'profile', ...page(() => import('./pages/profile/ProfilePage')) },
+          {
+            path: 'settings',
+            element: <RequireAdmin />,
+            children: [
+              { path: 'team', ...page(() => import('./pages/settings/TeamPage')) },
+              { path: 'api-keys', ...page(() => import('./pages/settings/ApiKeysPage')) },
+              { path: 'channels', ...page(() => import('./pages/settings/ChannelsPage')) },
+              { path: 'webhooks', ...page(() => import('./pages/settings/WebhooksPage')) },
+              { path: 'tracking', ...page(() => import('./pages/settings/TrackingPage')) },
+            ],
+          },
+          { path: '*', ...page(() => import('./pages/NotFoundPage')) },
+        ],
+      },
+    ],
+  },
+];
+
+export const router = createBrowserRouter(routes);
