@@ -1,0 +1,111 @@
+// A campaign to 100,000 contacts (sandbox delivery) with a webhook endpoint taking `message.sent`,
+// timed from launch until the receiver has verified (standardwebhooks) events covering every
+// recipient, against the same campaign with the endpoint disabled (no events written), timed from
+// launch until it completes. Rounds alternate. Prints `ratio: <without / with>`; the goal is the
+// campaign with its webhooks within 1.5x of the campaign alone (>= 0.67).
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pg from 'pg';
+import { Webhook } from 'standardwebhooks';
+import { freshDatabase, median, startProcess, summary } from './lib/harness.js';
+
+const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 100_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+const db = await freshDatabase('webhooks');
+const env = {
+  DATABASE_URL: db.url, LOG_LEVEL: 'silent', NODE_ENV: 'test', DELIVERY_MODE: 'sandbox', DATABASE_POOL_MAX: '20',
+  JWT_SECRET: randomBytes(32).toString('hex'), CREDENTIALS_KEY: randomBytes(32).toString('hex'),
+};
+const herald = await startProcess('src/main.ts', env, 4721, '/ready');
+const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+
+/** The receiver: verifies each delivery and counts the recipients of each campaign's `message.sent`. */
+let hook: Webhook | null = null;
+const received = new Map<string, number>();
+const waiters = new Map<string, () => void>();
+const receiver = http.createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const body = Buffer.concat(chunks).toString('utf8');
+    const event = hook!.verify(body, req.headers as Record<string, string>) as { type: string; data: { campaignId: string | null; recipients: unknown[] } };
+    res.writeHead(204).end();
+    if (event.type !== 'message.sent' || !event.data.campaignId) return;
+    const n = (received.get(event.data.campaignId) ?? 0) + event.data.recipients.length;
+    received.set(event.data.campaignId, n);
+    if (n >= CONTACTS) waiters.get(event.data.campaignId)?.();
+  });
+});
+await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/herald`;
+
+try {
+  const signup = (await fetch(`${herald.url}/auth/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      firstName: 'Bench', lastName: 'Mark', email: `bench.${Date.now()}@example.com`, password: 'benchmark password',
+      countryCode: '+254', phoneNumber: '712345678', companyName: 'Bench', sector: 'Tech', country: 'KE',
+    }),
+  }).then((r) => r.json())) as { token: string; user: { organization: string } };
+  const auth = { authorization: `Bearer ${signup.token}`, 'content-type': 'application/json' };
+  const orgId = signup.user.organization;
+  await pool.query('UPDATE organization_credits SET credits = 1e9 WHERE organization_id = $1', [orgId]);
+  await pool.query(
+    `INSERT INTO contacts (organization_id, name, phone) SELECT $1, 'Contact ' || i, '+2547' || lpad((10000000 + i)::text, 8, '0') FROM generate_series(1, $2) AS i`,
+    [orgId, CONTACTS],
+  );
+  await pool.query('VACUUM ANALYZE contacts');
+  const endpoint = (await fetch(`${herald.url}/webhooks`, { method: 'POST', headers: auth, body: JSON.stringify({ url: receiverUrl, eventTypes: ['message.sent'] }) }).then((r) => r.json())) as {
+    _id: string;
+    secret: string;
+  };
+  hook = new Webhook(endpoint.secret);
+  const setEnabled = (enabled: boolean) => fetch(`${herald.url}/webhooks/${endpoint._id}`, { method: 'PUT', headers: auth, body: JSON.stringify({ enabled }) }).then((r) => r.json());
+
+  /** Launches a campaign to every contact; milliseconds until it completes and, with webhooks, until the receiver has every recipient. */
+  async function run(name: string, withWebhooks: boolean): Promise<number> {
+    await setEnabled(withWebhooks);
+    const created = (await fetch(`${herald.url}/campaigns`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ name, type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'Benchmark' } } }),
+    }).then((r) => r.json())) as { _id: string };
+    const allReceived = new Promise<void>((resolve) => waiters.set(created._id, resolve));
+    const t0 = performance.now();
+    await fetch(`${herald.url}/campaigns/${created._id}/launch`, { method: 'POST', headers: auth });
+    for (;;) {
+      const { rows } = await pool.query('SELECT status FROM campaigns WHERE organization_id = $1 AND id = $2', [orgId, created._id]);
+      if (rows[0].status === 'completed') break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    if (withWebhooks) await allReceived;
+    const ms = performance.now() - t0;
+    // Untimed: the sandbox's simulated receipts of this campaign are recorded before the next round.
+    await new Promise((r) => setTimeout(r, 4000));
+    return ms;
+  }
+
+  const alone: number[] = [];
+  const withHooks: number[] = [];
+  for (let round = 0; round <= ROUNDS; round++) {
+    const order = round % 2 === 0 ? [false, true] : [true, false];
+    for (const hooks of order) {
+      const ms = await run(`Bench ${round} ${hooks ? 'hooks' : 'alone'}`, hooks);
+      if (round === 0) continue;
+      (hooks ? withHooks : alone).push(ms);
+      console.log(`  round ${round} ${hooks ? 'with webhooks' : 'alone        '} ${ms.toFixed(0)} ms`);
+    }
+  }
+  const [a, w] = [median(alone), median(withHooks)];
+  console.log(`campaign of ${CONTACTS} alone ${a.toFixed(0)} ms; with every message.sent delivered and verified ${w.toFixed(0)} ms: ${(w / a).toFixed(2)}x (goal <= 1.5x)`);
+  summary({ goal: '>= 0.67', spread: ['with-webhooks', withHooks, 'alone', alone, 'ms'] });
+  console.log(`ratio: ${(a / w).toFixed(3)}`);
+} finally {
+  receiver.close();
+  await pool.end();
+  await herald.stop();
+  await db.stop();
+}
