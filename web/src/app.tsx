@@ -1,4 +1,4 @@
-import { MantineProvider, createTheme, type CSSVariablesResolver } from '@mantine/core';
+import { MantineProvider, Modal, createTheme, type CSSVariablesResolver } from '@mantine/core';
 import { useEffect, useMemo } from 'react';
 import { RouterProvider } from 'react-router';
 import { Provider } from 'urql';
@@ -8,8 +8,18 @@ import { useToken } from './lib/session';
 import { router } from './routes';
 
 /** Darker shades than Mantine's defaults, so text and buttons meet WCAG AA contrast (axe checks it). */
-const theme = createTheme({ primaryColor: 'indigo', primaryShade: { light: 8, dark: 8 }, defaultRadius: 'md' });
-const contrast: CSSVariablesResolver = () => ({ variables: {}, light: { '--mantine-color-dimmed': 'var(--mantine-color-gray-7)' }, dark: {} });
+const theme = createTheme({
+  primaryColor: 'indigo',
+  primaryShade: { light: 8, dark: 8 },
+  defaultRadius: 'md',
+  // Mantine's close button is an icon alone: every dialog's gets a name.
+  components: { Modal: Modal.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close dialog' } } }) },
+});
+const contrast: CSSVariablesResolver = () => ({
+  variables: {},
+  light: { '--mantine-color-dimmed': 'var(--mantine-color-gray-7)', '--mantine-color-error': 'var(--mantine-color-red-8)' },
+  dark: {},
+});
 
 
 /** A new client (and an empty cache) per session: nothing of one user's data survives logging out. */
