@@ -91,7 +91,9 @@ export function consoleRouter(): Router {
   router.use('/assets', precompressed(path.join(CONSOLE_DIST, 'assets')));
   router.use('/assets', express.static(path.join(CONSOLE_DIST, 'assets'), { immutable: true, maxAge: '365d', index: false, fallthrough: false }));
   let page: string | null = null;
-  router.get(/.*/, (req, res, next) => {
+  // A middleware, not a route: a route on every path would make Express answer OPTIONS everywhere.
+  router.use((req, res, next) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return next();
     if (NOT_CONSOLE.test(req.path) || req.accepts(['application/json', 'text/html']) !== 'text/html') return next();
     page ??= existsSync(path.join(CONSOLE_DIST, 'index.html')) ? readFileSync(path.join(CONSOLE_DIST, 'index.html'), 'utf8') : null;
     if (!page) {

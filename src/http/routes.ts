@@ -81,6 +81,7 @@ export const routes: Route[] = [
   { method: 'post', path: '/webhook-events/:id/resend', op: webhooks.resend, status: 202 },
 
   { method: 'get', path: '/message-logs', op: messageLogs.list, list: true, input: queryFilters },
+  { method: 'get', path: '/message-logs/stats', op: messageLogs.stats, input: queryFilters },
   { method: 'get', path: '/message-logs/:id', op: messageLogs.get, input: none },
   { method: 'get', path: '/message-logs/:id/events', op: messageLogs.events, input: none },
   { method: 'get', path: '/sandbox/outbox', op: sandbox.list, list: true, input: queryFilters },

@@ -6,6 +6,7 @@ import { expandRecipients, type StoredRecipient } from '../../delivery/log-recip
 import type { AuthedContext } from '../../context.js';
 import { eventsOfLog, receiptsOfLogs, type EventRow, type ReceiptRow } from '../receipts/sql.js';
 import { operation } from '../../operation.js';
+import { countsByChannel } from './sql.js';
 import * as v from '../../lib/validation.js';
 
 const READ = { role: 'any', apiKeys: true } as const;
@@ -189,5 +190,37 @@ export const events = operation({
   async run(ctx, _input: undefined, { id }: { id: string }): Promise<MessageEventDto[]> {
     await tenant(ctx.db, ctx.caller.orgId).owned('message_logs', id, ['message_logs.id']);
     return (await run(ctx.db, eventsOfLog, { orgId: ctx.caller.orgId, logId: id })).map(eventDto);
+  },
+});
+
+const CHANNELS = ['sms', 'email', 'whatsapp'] as const;
+const STATUSES = ['success', 'failed', 'pending'] as const;
+
+export interface MessageStatsDto {
+  /** Where the count starts (ISO 8601 UTC). */
+  since: string;
+  total: number;
+  /** Every channel with every status, zeros included: nine items, in the order of `CHANNELS` then `STATUSES`. */
+  byChannel: { channel: (typeof CHANNELS)[number]; status: (typeof STATUSES)[number]; count: number }[];
+}
+
+/** Midnight UTC of the day `now` is in. */
+const startOfDayUtc = (now: Date) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+
+/**
+ * `GET /message-logs/stats` and `messageStats`: the recipients of the organization's logs created at
+ * or after `since` (default: the start of today, UTC), by channel and status, in one indexed query.
+ */
+export const stats = operation({
+  access: READ,
+  input: z.strictObject({ since: date().optional() }),
+  async run(ctx, { since }): Promise<MessageStatsDto> {
+    const from = since ? start(since) : startOfDayUtc(new Date());
+    const rows = await run(ctx.db, countsByChannel, { orgId: ctx.caller.orgId, since: from });
+    const byChannel = CHANNELS.flatMap((channel) => {
+      const row = rows.find((r) => r.channel === channel);
+      return STATUSES.map((status) => ({ channel, status, count: row ? Number(row[status]) : 0 }));
+    });
+    return { since: from.toISOString(), total: byChannel.reduce((sum, c) => sum + c.count, 0), byChannel };
   },
 });
