@@ -9,6 +9,7 @@ import type { Delivery } from './delivery/registry.js';
 import type { Queue } from './jobs/queue.js';
 import type { Quotas } from './modules/quotas/quotas.js';
 import type { CallerCache } from './modules/auth/caller-cache.js';
+import type { ProgressListener } from './modules/campaigns/progress-listener.js';
 import type { KeyRow, UserRow } from './modules/auth/authenticate.js';
 import type { Caller } from './modules/auth/caller.js';
 
@@ -25,6 +26,8 @@ export interface Deps {
   quotas: Quotas;
   /** The user and API-key rows authentication re-reads, kept briefly and dropped when they change. */
   callers: CallerCache<UserRow, KeyRow>;
+  /** Announcements of campaign changes, for this process's `campaignProgress` subscribers (listening in API processes only). */
+  progress: ProgressListener;
 }
 
 /** Everything one request carries; built once at the edge and shared by REST and GraphQL. */

@@ -8,12 +8,14 @@ import { createDb, type Db } from './db/database.js';
 import { startEmbeddedPostgres, type EmbeddedServer } from './db/embedded.js';
 import { migrateLatest } from './db/migrate.js';
 import { createDelivery } from './delivery/registry.js';
+import { attachSubscriptions } from './graphql/subscriptions.js';
 import { createApp } from './http/app.js';
 import { createQueue, migrateQueue } from './jobs/queue.js';
 import { startWorkers, type Workers } from './jobs/worker.js';
 import { workerTasks } from './tasks.js';
 import { KeyUsage } from './modules/api-keys/usage.js';
 import { CallerCache } from './modules/auth/caller-cache.js';
+import { ProgressListener } from './modules/campaigns/progress-listener.js';
 import { LoginThrottle } from './modules/auth/throttle.js';
 import { TokenService } from './modules/auth/tokens.js';
 import { Quotas } from './modules/quotas/quotas.js';
@@ -80,6 +82,7 @@ export async function openRuntime(config: Config, log: Logger, withWorkers: bool
     queue,
     quotas: new Quotas(db, config.quotas),
     callers: new CallerCache(config.authCacheMs, log),
+    progress: new ProgressListener(log),
   };
   await deps.callers.listen(url);
   const tasks = workerTasks(deps);
@@ -94,6 +97,7 @@ export async function openRuntime(config: Config, log: Logger, withWorkers: bool
       await queue.close();
       await deps.quotas.close();
       await deps.callers.close();
+      await deps.progress.close();
       await delivery.close();
       await db.destroy();
       await embedded?.stop();
@@ -102,8 +106,9 @@ export async function openRuntime(config: Config, log: Logger, withWorkers: bool
 }
 
 /**
- * Starts the whole service: the runtime and the HTTP server with both doors. `stop()` drains
- * requests, then jobs, then closes the pool and the embedded server.
+ * Starts the whole service: the runtime and the HTTP server with both doors, and GraphQL
+ * subscriptions over WebSocket on it. `stop()` closes the sockets and drains requests, then jobs,
+ * then closes the pool and the embedded server.
  */
 export async function startHerald(config: Config, log: Logger = createLogger(config)): Promise<Herald> {
   const runtime = await openRuntime(config, log, config.workers);
@@ -114,6 +119,9 @@ export async function startHerald(config: Config, log: Logger = createLogger(con
     s.once('error', reject);
   });
   server.keepAliveTimeout = 65_000;
+  // Campaign changes are heard by the API processes alone, which have subscribers to tell.
+  await deps.progress.listen(runtime.databaseUrl);
+  const subscriptions = attachSubscriptions(server, deps);
   const { port } = server.address() as AddressInfo;
   // On an ephemeral port (PORT=0) without PUBLIC_URL, links in messages name the port it got.
   if (config.port === 0 && deps.config.publicUrl.endsWith(':0')) (deps.config as { publicUrl: string }).publicUrl = deps.config.publicUrl.replace(/:0$/, `:${port}`);
@@ -135,6 +143,8 @@ export async function startHerald(config: Config, log: Logger = createLogger(con
       // ones dropped; anything still open after 8 s is cut.
       draining = true;
       const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
+      // Upgraded sockets count as the server's connections too: the listener closes after them.
+      await subscriptions.close();
       const idle = setInterval(() => server.closeIdleConnections(), 1_000);
       const force = setTimeout(() => server.closeAllConnections(), 8_000);
       await closed;

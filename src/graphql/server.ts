@@ -85,6 +85,10 @@ const operationResolved: ApolloServerPlugin<Context> = {
 
 /** The largest worst-case answer an operation may ask for (see `cost-limit.ts`). */
 export const MAX_COST = 100_000;
+/** How deeply an answer may nest (see `depth-limit.ts`), over HTTP and WebSocket alike. */
+export const MAX_DEPTH = 10;
+/** The most tokens a document may have, counted by graphql's parser. */
+export const MAX_TOKENS = 1000;
 
 export async function createApollo(config: Config, log: Logger): Promise<{ apollo: ApolloServer<Context>; errorHandler: ErrorRequestHandler }> {
   const production = config.env === 'production';
@@ -112,8 +116,8 @@ export async function createApollo(config: Config, log: Logger): Promise<{ apoll
     // stop it and re-raise the signal, killing the process before requests and jobs have drained.
     stopOnTerminationSignals: false,
     csrfPrevention: true,
-    parseOptions: { maxLexicalTokens: 1000 },
-    validationRules: [...armor.validationRules, depthLimit(10)],
+    parseOptions: { maxLexicalTokens: MAX_TOKENS },
+    validationRules: [...armor.validationRules, depthLimit(MAX_DEPTH)],
     plugins: [
       operationResolved,
       ...(armor.plugins as ApolloServerPlugin<Context>[]),

@@ -22,27 +22,48 @@ function credentials(req: Request): Credentials {
   };
 }
 
+/** Where a request comes from (an HTTP request, or an operation over a WebSocket) and what it carries. */
+export interface RequestOrigin {
+  requestId: string;
+  clientIp: string;
+  idempotencyKey?: string;
+  /** The credential it carries, read when the request first needs its caller. */
+  credentials: () => Credentials;
+}
+
+/**
+ * A request's context, built once at the edge. One request counts once against its organization's
+ * quota, however many operations it runs. A 401 from `authenticate` refused a credential the
+ * request carried (without one, the caller is null).
+ */
+export function createContext(deps: Deps, origin: RequestOrigin): Context {
+  let caller: Promise<Caller | null> | undefined;
+  return {
+    ...deps,
+    requestId: origin.requestId,
+    clientIp: origin.clientIp,
+    loaders: createLoaders(deps.db),
+    idempotencyKey: origin.idempotencyKey,
+    authenticate: () =>
+      (caller ??= authenticate(deps, deps.tokens, origin.credentials()).then(
+        async (c) => {
+          if (c) await deps.quotas.request(c.orgId);
+          return c;
+        },
+        (err) => Promise.reject(credentialRefused(err)),
+      )),
+  };
+}
+
 /** Builds the request context once, for whichever door the request goes through. */
 export function contextMiddleware(deps: Deps): RequestHandler {
   return (req, _res, next) => {
-    let caller: Promise<Caller | null> | undefined;
-    req.ctx = {
-      ...deps,
+    req.ctx = createContext(deps, {
       requestId: String(req.id ?? randomUUID()),
       clientIp: req.ip ?? 'unknown',
-      loaders: createLoaders(deps.db),
       idempotencyKey: req.get('idempotency-key'),
-      // One request counts once against its organization's quota, however many operations it runs.
-      // A 401 from here refused a credential the request carried (without one, the caller is null).
-      authenticate: () =>
-        (caller ??= authenticate(deps, deps.tokens, credentials(req)).then(
-          async (c) => {
-            if (c) await deps.quotas.request(c.orgId);
-            return c;
-          },
-          (err) => Promise.reject(credentialRefused(err)),
-        )),
-    };
+      credentials: () => credentials(req),
+    });
     next();
   };
 }

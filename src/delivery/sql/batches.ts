@@ -1,6 +1,7 @@
 import { statement } from '../../db/statements.js';
 import { ANY_ENDPOINT, campaignEventDataSql, logEventsSql, outboxWrites, WEBHOOK_ENDPOINTS, WOKEN, type Woken } from '../outbox.js';
 import { allSucceededSql } from '../log-recipients.js';
+import { ANNOUNCED, announceCounted } from './progress.js';
 
 /**
  * The statements of campaign batches (`campaign_batches`: one row per channel and batch of at most
@@ -77,7 +78,8 @@ export const renewBatchLease = statement<Omit<ChunkKey, 'first' | 'last'> & { ba
  * the sweeper, is left alone, and so are its log and counters), writes their logs and counts the
  * campaign, completing it when every recipient is settled; answers what the settled batches held and
  * did not spend. Row locks are taken batches, then the campaign row, so the campaign row is held only
- * until the commit (`cancel`, which locks the campaign row first, skips batches locked here).
+ * until the commit (`cancel`, which locks the campaign row first, skips batches locked here). A
+ * campaign it counts is announced to the API processes (`./progress.ts`).
  */
 export const settleBatches = statement<
   Omit<ChunkKey, 'first' | 'last'> & {
@@ -88,7 +90,7 @@ export const settleBatches = statement<
      */
     batches: string;
   },
-  { refund: number } & Woken
+  { refund: number; announced: number } & Woken
 >(
   'herald_batches_settle',
   `WITH ${WEBHOOK_ENDPOINTS},
@@ -130,13 +132,14 @@ export const settleBatches = statement<
                  updated_at = date_trunc('milliseconds', now())
           FROM n WHERE c.organization_id = :orgId AND c.id = :campaignId AND n.sent + n.failed > 0
           RETURNING c.id, c.name, c.status, c.completed_at, c.sent, c.delivered, c.failed, c.opened, c.clicked, c.suppressed),
+        ${announceCounted()},
         wh_source AS (
           SELECT * FROM ${logEventsSql('logged')} AS sent
           UNION ALL
           SELECT 'campaign.completed', c.completed_at, ${campaignEventDataSql('c')}
           FROM counted c, n WHERE ${ANY_ENDPOINT} AND c.status = 'completed' AND c.completed_at = n.settled_at),
         ${outboxWrites('wh_source')}
-   SELECT n.refund, ${WOKEN} FROM n`,
+   SELECT n.refund, ${WOKEN}, ${ANNOUNCED} FROM n`,
 );
 
 /** A campaign's batches per channel: how many in all (the chunk size follows), and those still to send. */

@@ -273,8 +273,8 @@ async function claim(db: Db, ref: ChunkRef, unitCost: number, leaseSeconds: numb
 
 /**
  * Settles prepared batches in one transaction: the batches still `sending`, their logs and the
- * campaign's counters (one statement), then the release of what they held and did not spend.
- * `results` are the provider's answers for the batches' targets, in order.
+ * campaign's counters, announced to the API processes (one statement), then the release of what
+ * they held and did not spend. `results` are the provider's answers for the batches' targets, in order.
  */
 async function settle(db: Db, ref: ChunkRef, senderUserId: string | null, prepared: Prepared[], results: DeliveryResult[]) {
   let next = 0;

@@ -1,7 +1,9 @@
 import type { Resolvers } from '../../graphql/generated/resolvers-types.js';
 import { compact, connection, pageArgs } from '../../graphql/glue.js';
 import * as messageLogs from '../message-logs/service.js';
+import type { CampaignDto } from './dto.js';
 import * as dryRun from './dry-run.js';
+import * as progress from './progress.js';
 import * as campaigns from './service.js';
 
 /** Messages with their nulls read as "not given", each channel's too. */
@@ -23,6 +25,12 @@ export const resolvers: Resolvers = {
     launchCampaign: (_, { id }, ctx) => campaigns.launch(ctx, undefined, { id }),
     cancelCampaign: (_, { id }, ctx) => campaigns.cancel(ctx, undefined, { id }),
     testCampaign: (_, { id, to }, ctx) => dryRun.test(ctx, { to }, { id }),
+  },
+  Subscription: {
+    campaignProgress: {
+      subscribe: (_, { id }, ctx) => progress.watch(ctx, undefined, { id }),
+      resolve: (campaign: CampaignDto) => campaign,
+    },
   },
   Campaign: {
     progress: (campaign, _, ctx) => campaigns.progressOf(ctx, undefined, { id: campaign._id }),

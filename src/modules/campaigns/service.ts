@@ -1,9 +1,12 @@
+import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { AuthedContext } from '../../context.js';
 import { nowMs } from '../../db/database.js';
 import { idempotent } from '../../db/idempotency.js';
+import { run } from '../../db/statements.js';
 import { tenant } from '../../db/tenant.js';
 import * as credits from '../../delivery/credits.js';
+import { notifyProgress } from '../../delivery/sql/progress.js';
 import type { Channel } from '../../delivery/types.js';
 import { badRequest, conflict, validationFailed, type FieldProblem } from '../../lib/errors.js';
 import { normaliseAddress } from '../../lib/addresses.js';
@@ -58,6 +61,12 @@ function checkMessages(chans: Channel[], messages: MessagesInput) {
     throw validationFailed(missing.map((c) => ({ field: `messages.${c}`, message: `messages.${c} ${needsMessage(c)}` })));
   }
 }
+
+/**
+ * Announces, on the commit of `trx`, that the campaign's status or counters change in it: its
+ * `campaignProgress` subscribers, in any API process, read it again.
+ */
+const announce = (trx: Knex.Transaction, orgId: string, campaignId: string) => run(trx, notifyProgress, { orgId, campaignId });
 
 async function load(ctx: AuthedContext, id: string): Promise<CampaignRow> {
   return tenant(ctx.db, ctx.caller.orgId).owned<CampaignRow>('campaigns', id, ['*']);
@@ -190,6 +199,7 @@ export const launch = operation({
       if (campaign.status !== 'draft') throw conflict(`Only draft campaigns can be launched; this one is ${campaign.status}`);
       if (campaign.schedule_date && campaign.schedule_date.getTime() > Date.now()) {
         const row = await ctx.db.transaction(async (trx) => {
+          await announce(trx, ctx.caller.orgId, id);
           const [updated] = await tenant(trx, ctx.caller.orgId)
             .scoped('campaigns')
             .where({ 'campaigns.id': id, 'campaigns.status': 'draft' })
@@ -231,6 +241,7 @@ interface StartDeps {
 export async function start(deps: StartDeps, campaign: CampaignRow, opts: { checkCredits: boolean }): Promise<{ total: number }> {
   return deps.db.transaction(async (trx) => {
     const t = tenant(trx, campaign.organization_id);
+    await announce(trx, campaign.organization_id, campaign.id);
     const organization = (await trx('organizations').where('id', campaign.organization_id).first('name')) as { name: string };
     // The texts of saved templates are copied now: what is launched is the template as it is.
     const { messages } = await resolveMessages(trx, campaign.organization_id, asInput(campaign.messages), campaign.messages);
@@ -260,6 +271,7 @@ export async function start(deps: StartDeps, campaign: CampaignRow, opts: { chec
 async function rollbackStart(ctx: AuthedContext, campaign: CampaignRow) {
   await ctx.db.transaction(async (trx) => {
     const t = tenant(trx, campaign.organization_id);
+    await announce(trx, campaign.organization_id, campaign.id);
     const batches = (await t.scoped('campaign_batches').where('campaign_batches.campaign_id', campaign.id).delete().returning('reserved')) as { reserved: string }[];
     await credits.release(trx, campaign.organization_id, batches.reduce((sum, b) => sum + Number(b.reserved), 0));
     await t.scoped('campaigns').where('campaigns.id', campaign.id).update({ status: 'draft', started_at: null, total_recipients: 0, suppressed: 0 });
@@ -277,6 +289,7 @@ export const cancel = operation({
     const row = await ctx.db.transaction(async (trx) => {
       const t = tenant(trx, ctx.caller.orgId);
       await t.owned('campaigns', id, ['id']);
+      await announce(trx, ctx.caller.orgId, id);
       const current = (await t.scoped('campaigns').where('campaigns.id', id).forUpdate().first()) as CampaignRow;
       if (current.status !== 'scheduled' && current.status !== 'active') {
         throw conflict(`Only scheduled or active campaigns can be canceled; this one is ${current.status}`);

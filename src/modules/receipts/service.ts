@@ -8,8 +8,8 @@ import { firstReceipts, lockReceipt, logByPrefix, logByProviderId, uncountedEven
  * Provider webhooks, the tracking links and the sandbox all call `record` with the recipient (its
  * log and position) and what happened; it sets each of the recipient's timestamps once, records an
  * event for each change, and counts the recipient in its campaign's `delivered`, `opened` and
- * `clicked` in the same statement, so a receipt delivered twice, late, out of order or fifty times
- * at once counts once. Implied changes are made with the event that implies them: a WhatsApp
+ * `clicked` in the same statement (which announces the campaign's change to its live subscribers),
+ * so a receipt delivered twice, late, out of order or fifty times at once counts once. Implied changes are made with the event that implies them: a WhatsApp
  * `read` is a delivery, a click an open. An open or click recognised as a scanner's changes nothing
  * and is recorded uncounted.
  */

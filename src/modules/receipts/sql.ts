@@ -1,5 +1,6 @@
 import { statement } from '../../db/statements.js';
 import { ANY_ENDPOINT, outboxWrites, WEBHOOK_ENDPOINTS, WOKEN, type Woken } from '../../delivery/outbox.js';
+import { ANNOUNCED, announceCounted } from '../../delivery/sql/progress.js';
 
 /**
  * The statements of receipts and engagement (platform.md): a recipient's state after its send
@@ -36,12 +37,15 @@ const OUTBOX = outboxWrites(`(SELECT ev.type, ev.occurred_at,
 
 /**
  * SQL: moves the counters of the campaign `campaignId` (SQL, read from `from` when given) by
- * `:delivered`, `:opened` and `:clicked` for each of `times` (SQL) recipients.
+ * `:delivered`, `:opened` and `:clicked` for each of `times` (SQL) recipients; returns its `id` when
+ * it moved them (for `announceCounted`), and leaves its row alone (unlocked) when they do not move.
  */
 const countInCampaign = (campaignId: string, from?: string, times = '1') =>
   `UPDATE campaigns c SET delivered = c.delivered + :delivered::int * ${times}, opened = c.opened + :opened::int * ${times},
                           clicked = c.clicked + :clicked::int * ${times}
-   ${from ? `FROM ${from} ` : ''}WHERE c.organization_id = :orgId AND c.id = ${campaignId} AND :delivered::int + :opened::int + :clicked::int > 0`;
+   ${from ? `FROM ${from} ` : ''}WHERE c.organization_id = :orgId AND c.id = ${campaignId} AND :delivered::int + :opened::int + :clicked::int > 0
+     AND ${times} > 0
+   RETURNING c.id`;
 
 /** A recipient's state as a statement writes it (`null`: not happened). */
 export interface ReceiptState {
@@ -65,7 +69,8 @@ type ReceiptWrite = { orgId: string; logId: string; at: Date; events: string } &
 
 /**
  * The first receipt of some recipients of one log (`:positions`), in one statement: a row for each
- * with what the receipt sets, their events, and their campaign counted once for each. A recipient
+ * with what the receipt sets, their events, and their campaign counted once for each (and announced
+ * to the API processes, `delivery/sql/progress.ts`). A recipient
  * that has a row already is left as it is (`inserted` lacks it) and its row is returned as the
  * statement saw it (`existing`, `ExistingReceipt` rows; none for a row another transaction was
  * still writing), for the caller to change with `updateReceipt`; a position the log does not have
@@ -73,7 +78,7 @@ type ReceiptWrite = { orgId: string; logId: string; at: Date; events: string } &
  */
 export const firstReceipts = statement<
   ReceiptWrite & { positions: number[]; sentBefore: Date | null },
-  { known: number[]; inserted: number[]; existing: ExistingReceipt[] | null } & Woken
+  { known: number[]; inserted: number[]; existing: ExistingReceipt[] | null; announced: number } & Woken
 >(
   'herald_receipts_first',
   `WITH ${WEBHOOK_ENDPOINTS},
@@ -91,13 +96,14 @@ export const firstReceipts = statement<
           RETURNING position),
         ev AS (${insertEvents('log.id', 'ins.position', 'log.campaign_id', 'pos.recipient', ['log', 'ins JOIN pos ON pos.position = ins.position'])}),
         counted AS (${countInCampaign('log.campaign_id', 'log, (SELECT count(*)::int AS n FROM ins) inserted', 'inserted.n')}),
+        ${announceCounted()},
         -- Rows there before this statement (its snapshot): the state their next change starts from.
         existing AS (SELECT pos.position, pos.recipient, r.campaign_id AS "campaignId", r.delivered_at AS "deliveredAt", r.read_at AS "readAt",
                             r.opened_at AS "openedAt", r.clicked_at AS "clickedAt", r.failed_at AS "failedAt", r.delivery_error AS error
                      FROM pos JOIN recipient_receipts r ON r.organization_id = :orgId AND r.log_id = :logId AND r.position = pos.position),
         ${OUTBOX}
    SELECT coalesce((SELECT array_agg(position::int) FROM pos), '{}') AS known, coalesce((SELECT array_agg(position::int) FROM ins), '{}') AS inserted,
-          (SELECT json_agg(existing) FROM existing) AS existing, ${WOKEN}`,
+          (SELECT json_agg(existing) FROM existing) AS existing, ${ANNOUNCED}, ${WOKEN}`,
 );
 
 /** A recipient's stored receipts, as the message log shows them. */
@@ -132,8 +138,12 @@ type WasState = { [K in keyof ReceiptState as `was${Capitalize<K>}`]: ReceiptSta
  * A recipient's new state, its events and its campaign's counters, in one statement: under the
  * row's lock (`:locked`), or when its row is still in the state it was read in (`was…`); `n` is 0,
  * and nothing is written, when another receipt changed it since (the caller then takes `lockReceipt`).
+ * A campaign it counts is announced, as `firstReceipts` announces it.
  */
-export const updateReceipt = statement<ReceiptWrite & WasState & { locked: boolean; position: number; campaignId: string | null; recipient: string }, { n: number } & Woken>(
+export const updateReceipt = statement<
+  ReceiptWrite & WasState & { locked: boolean; position: number; campaignId: string | null; recipient: string },
+  { n: number; announced: number } & Woken
+>(
   'herald_receipts_update',
   `WITH ${WEBHOOK_ENDPOINTS},
         upd AS (
@@ -148,8 +158,9 @@ export const updateReceipt = statement<ReceiptWrite & WasState & { locked: boole
           RETURNING r.log_id),
         ev AS (${insertEvents(':logId::uuid', ':position', ':campaignId::uuid', ':recipient::text', ['upd'])}),
         counted AS (${countInCampaign(':campaignId::uuid', 'upd')}),
+        ${announceCounted()},
         ${OUTBOX}
-   SELECT (SELECT count(*)::int FROM upd) AS n, ${WOKEN}`,
+   SELECT (SELECT count(*)::int FROM upd) AS n, ${ANNOUNCED}, ${WOKEN}`,
 );
 
 /** An event that changes nothing (a scanner's open or click): recorded, not counted; none for an unknown log or position. */
