@@ -67,7 +67,7 @@ export function Layout() {
       <AppShell.Navbar p="xs" aria-label="Main">
         <ScrollArea>
           {NAV.filter((item) => !item.adminOnly || isAdmin).map((item) => (
-            <NavLink key={item.to} component={RouterLink} to={item.to} end={item.to === '/'} label={item.label} onClick={close} />
+            <NavLink key={item.to} component={RouterLink} to={item.to} end={item.to === '/'} label={item.label} onClick={close} variant="filled" />
           ))}
         </ScrollArea>
       </AppShell.Navbar>

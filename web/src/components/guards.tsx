@@ -1,6 +1,7 @@
-import { Alert, Center, Loader } from '@mantine/core';
+import { Alert } from '@mantine/core';
 import { Navigate, Outlet, useLocation } from 'react-router';
 import { useMe } from '../lib/me';
+import { PageLoader } from './PageLoader';
 import { useToken } from '../lib/session';
 
 /** Pages for signed-in users: without a session (or once a 401 forgot it) the login page. */
@@ -17,16 +18,10 @@ export function RequireSession() {
  */
 export function RequireAdmin() {
   const { me, isAdmin, fetching } = useMe();
-  if (!me && fetching) {
-    return (
-      <Center p="xl">
-        <Loader aria-label="Loading" />
-      </Center>
-    );
-  }
+  if (!me && fetching) return <PageLoader />;
   if (!isAdmin) {
     return (
-      <Alert color="yellow" title="Admins only" role="alert">
+      <Alert color="indigo" title="Admins only" role="alert">
         This page is for the admins of your organization. Ask an admin if you need a change here.
       </Alert>
     );

@@ -1,5 +1,226 @@
+import { Anchor, Button, Card, Grid, Group, Paper, Stack, Table, Text, Title } from '@mantine/core';
+import { useEffect, type ReactNode } from 'react';
+import { Link, useParams } from 'react-router';
+import { useQuery, useSubscription } from 'urql';
+import { ErrorAlert } from '../../components/ErrorAlert';
 import { PageHeader } from '../../components/PageHeader';
+import { PageLoader } from '../../components/PageLoader';
+import { graphql } from '../../gql';
+import type { CampaignFieldsFragment, Channel } from '../../gql/graphql';
+import { formatDateTime, formatNumber } from '../../lib/format';
+import { useMe } from '../../lib/me';
+import { CampaignActions } from './CampaignActions';
+import { CampaignAnalyticsCard } from './CampaignAnalyticsCard';
+import { CampaignEstimateCard } from './CampaignEstimateCard';
+import { CampaignPreviewCard } from './CampaignPreviewCard';
+import { TestSendCard } from './TestSendCard';
+import { CHANNEL_LABELS, StatusBadge, TYPE_LABELS, channelList, plural } from './campaign-fields';
 
+const CampaignDetail = graphql(`
+  query CampaignPageDetail($id: ID!) {
+    campaign(id: $id) {
+      ...CampaignFields
+    }
+  }
+`);
+
+/** The groups' names, for the audience (a query of its own: lists are refetched after every mutation). */
+const CampaignGroupNames = graphql(`
+  query CampaignPageGroupNames {
+    groups(first: 1000) {
+      edges {
+        node {
+          _id
+          name
+        }
+      }
+    }
+  }
+`);
+
+/** The campaign's status and counters as they change, pushed by the server (graphql-ws). */
+const CampaignProgressDocument = graphql(`
+  subscription CampaignPageProgress($id: ID!) {
+    campaignProgress(id: $id) {
+      _id
+      status
+      updatedAt
+      analytics {
+        sent
+        delivered
+        failed
+        opened
+        clicked
+        suppressed
+      }
+    }
+  }
+`);
+
+/**
+ * One campaign: what it sends to whom, and by status what can be done with it. Before launch: its
+ * preview, a test send and the estimate. Once launched: analytics, updated live while it is
+ * scheduled or sending by the `campaignProgress` subscription (no polling).
+ */
 export default function CampaignPage() {
-  return <PageHeader title="CampaignPage" />;
+  const { id = '' } = useParams();
+  const { isAdmin } = useMe();
+  const [{ data, fetching, error }, refetch] = useQuery({ query: CampaignDetail, variables: { id } });
+  const [{ data: groupData }] = useQuery({ query: CampaignGroupNames });
+  const campaign = data?.campaign;
+
+  // The subscription runs while the campaign can still change by itself; it completes with the last status.
+  const waiting = campaign?.status === 'scheduled' || campaign?.status === 'active';
+  const [{ data: liveData }] = useSubscription({ query: CampaignProgressDocument, variables: { id }, pause: !waiting });
+  const event = liveData?.campaignProgress;
+  const fresh = event && campaign && event._id === campaign._id && event.updatedAt >= campaign.updatedAt ? event : null;
+  const status = fresh?.status ?? campaign?.status;
+  const analytics = fresh?.analytics ?? campaign?.analytics;
+
+  // A new status brings fields the event does not carry (the audience fixed at start, the final
+  // counters): read the campaign once more, on the change itself, never on a timer.
+  const statusChanged = !!fresh && !!campaign && fresh.status !== campaign.status;
+  useEffect(() => {
+    if (statusChanged) refetch({ requestPolicy: 'network-only' });
+  }, [statusChanged, fresh?.status, refetch]);
+
+  if (error && !campaign) return <ErrorAlert error={error} />;
+  if (!campaign || !status || !analytics) return fetching ? <PageLoader /> : null;
+  const groupNames = new Map((groupData?.groups.edges ?? []).map((e) => [e.node._id, e.node.name]));
+  const beforeLaunch = status === 'draft' || status === 'scheduled';
+
+  return (
+    <>
+      <PageHeader title={campaign.name}>
+        <Button variant="default" component={Link} to={`/message-logs?campaign=${campaign._id}`}>
+          Campaign message logs
+        </Button>
+        {isAdmin && <CampaignActions campaign={{ ...campaign, status }} />}
+      </PageHeader>
+      <Group gap="xs" mb="md" role="status" aria-label="Campaign status">
+        <Text>Status:</Text>
+        <StatusBadge status={status} />
+        {status === 'scheduled' && campaign.scheduleDate && <Text>starts on {formatDateTime(campaign.scheduleDate)}</Text>}
+      </Group>
+      <Grid>
+        <Grid.Col span={{ base: 12, md: 5 }}>
+          <Stack>
+            <Overview campaign={campaign} groupNames={groupNames} />
+            <Messages campaign={campaign} />
+          </Stack>
+        </Grid.Col>
+        <Grid.Col span={{ base: 12, md: 7 }}>
+          <Stack>
+            {status !== 'draft' && <CampaignAnalyticsCard status={status} analytics={analytics} total={campaign.progress.total} live={waiting} />}
+            {beforeLaunch && <CampaignPreviewCard campaignId={campaign._id} />}
+            {beforeLaunch && <CampaignEstimateCard campaignId={campaign._id} />}
+            {beforeLaunch && isAdmin && <TestSendCard campaignId={campaign._id} />}
+          </Stack>
+        </Grid.Col>
+      </Grid>
+    </>
+  );
+}
+
+/** What the campaign is and whom it goes to. */
+function Overview({ campaign, groupNames }: { campaign: CampaignFieldsFragment; groupNames: Map<string, string> }) {
+  const rows: [string, ReactNode][] = [
+    ['Type', TYPE_LABELS[campaign.type]],
+    ['Channels', channelList(campaign.channels)],
+    ['Audience', <Audience key="audience" campaign={campaign} groupNames={groupNames} />],
+    ['Starts', campaign.scheduleDate ? formatDateTime(campaign.scheduleDate) : 'When launched'],
+    ['Created', formatDateTime(campaign.createdAt)],
+    ['Last changed', formatDateTime(campaign.updatedAt)],
+  ];
+  if (campaign.progress.total > 0) {
+    const p = campaign.progress;
+    rows.push(['Recipients', `${formatNumber(p.total)} in all: ${formatNumber(p.sent)} sent, ${formatNumber(p.failed)} failed, ${formatNumber(p.pending)} pending, ${formatNumber(p.canceled)} canceled`]);
+  }
+  return (
+    <Card withBorder>
+      <Title order={3} mb="sm">
+        Overview
+      </Title>
+      {campaign.description && <Text mb="sm">{campaign.description}</Text>}
+      <Table>
+        <Table.Tbody>
+          {rows.map(([label, value]) => (
+            <Table.Tr key={label}>
+              <Table.Th scope="row" w={130}>
+                {label}
+              </Table.Th>
+              <Table.Td>{value}</Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+    </Card>
+  );
+}
+
+/** Every contact, or the named groups, contacts and addresses. */
+function Audience({ campaign, groupNames }: { campaign: CampaignFieldsFragment; groupNames: Map<string, string> }) {
+  if (campaign.recipientType === 'all') return <>Every contact</>;
+  const manual = campaign.manualRecipients;
+  return (
+    <Stack gap={2}>
+      {campaign.selectedGroups.length > 0 && (
+        <Text size="sm">
+          Groups:{' '}
+          {campaign.selectedGroups.map((g, i) => (
+            <span key={g}>
+              {i > 0 && ', '}
+              <Anchor component={Link} to={`/contacts?group=${g}`} size="sm">
+                {groupNames.get(g) ?? g}
+              </Anchor>
+            </span>
+          ))}
+        </Text>
+      )}
+      {campaign.selectedContacts.length > 0 && <Text size="sm">{plural(campaign.selectedContacts.length, 'contact', 'contacts')}</Text>}
+      {manual.length > 0 && (
+        <Text size="sm">
+          Other addresses: {manual.slice(0, 10).join(', ')}
+          {manual.length > 10 && ` and ${formatNumber(manual.length - 10)} more`}
+        </Text>
+      )}
+    </Stack>
+  );
+}
+
+/** The campaign's message per channel, as written (before rendering). */
+function Messages({ campaign }: { campaign: CampaignFieldsFragment }) {
+  return (
+    <Card withBorder>
+      <Title order={3} mb="sm">
+        Messages
+      </Title>
+      <Stack>
+        {campaign.channels.map((c: Channel) => {
+          const m = campaign.messages[c];
+          if (!m) return null;
+          return (
+            <Stack key={c} gap={4}>
+              <Title order={4}>{CHANNEL_LABELS[c]}</Title>
+              {m.templateId && (
+                <Text size="sm">
+                  From a <Anchor component={Link} to="/templates" size="sm">saved template</Anchor>, copied again at launch.
+                </Text>
+              )}
+              <Paper withBorder p="sm">
+                {'subject' in m && m.subject && (
+                  <Text fw={600} mb="xs">
+                    {m.subject}
+                  </Text>
+                )}
+                <Text size="sm" ff="monospace" style={{ whiteSpace: 'pre-wrap', overflowWrap: 'anywhere' }}>
+                  {m.content}
+                </Text>
+              </Paper>
+            </Stack>
+          );
+        })}
+      </Stack>
+    </Card>
+  );
 }

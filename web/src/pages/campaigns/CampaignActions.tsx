@@ -1,0 +1,183 @@
+import { Button, Group, Loader, Modal, Stack, Text, TextInput } from '@mantine/core';
+import { useState, type FormEvent } from 'react';
+import { Link } from 'react-router';
+import { useClient, useMutation, useQuery } from 'urql';
+import { ErrorAlert } from '../../components/ErrorAlert';
+import { graphql } from '../../gql';
+import type { CampaignFieldsFragment } from '../../gql/graphql';
+import { fieldErrors } from '../../lib/errors';
+import { formatDateTime } from '../../lib/format';
+import { MeQuery } from '../../lib/me';
+import { CampaignEstimateDocument, EstimateSummary } from './CampaignEstimateCard';
+import { fromLocalInput, timeZone } from './campaign-fields';
+
+const LaunchCampaignDocument = graphql(`
+  mutation CampaignPageLaunch($id: ID!) {
+    launchCampaign(id: $id) {
+      ...CampaignFields
+    }
+  }
+`);
+
+const CancelCampaignDocument = graphql(`
+  mutation CampaignPageCancel($id: ID!) {
+    cancelCampaign(id: $id) {
+      ...CampaignFields
+    }
+  }
+`);
+
+const ScheduleCampaignDocument = graphql(`
+  mutation CampaignPageSchedule($id: ID!, $input: UpdateCampaignInput!) {
+    updateCampaign(id: $id, input: $input) {
+      ...CampaignFields
+    }
+  }
+`);
+
+type Dialog = 'launch' | 'schedule' | 'cancel' | null;
+
+const isFuture = (iso: string | null | undefined) => !!iso && new Date(iso).getTime() > Date.now();
+
+/**
+ * An admin's actions on a campaign, by status: a draft is edited, scheduled or launched; a scheduled
+ * one edited or canceled; an active one canceled. Each asks first, in a dialog.
+ */
+export function CampaignActions({ campaign }: { campaign: CampaignFieldsFragment }) {
+  const [dialog, setDialog] = useState<Dialog>(null);
+  const close = () => setDialog(null);
+  const { status } = campaign;
+  return (
+    <>
+      {(status === 'draft' || status === 'scheduled') && (
+        <Button variant="default" component={Link} to={`/campaigns/${campaign._id}/edit`}>
+          Edit campaign
+        </Button>
+      )}
+      {status === 'draft' && (
+        <>
+          <Button variant="default" onClick={() => setDialog('schedule')}>
+            Schedule campaign
+          </Button>
+          <Button onClick={() => setDialog('launch')}>Launch campaign</Button>
+        </>
+      )}
+      {(status === 'scheduled' || status === 'active') && (
+        <Button color="red" variant="outline" onClick={() => setDialog('cancel')}>
+          Cancel campaign
+        </Button>
+      )}
+      {dialog === 'launch' && <LaunchDialog campaign={campaign} onClose={close} />}
+      {dialog === 'schedule' && <ScheduleDialog campaign={campaign} onClose={close} />}
+      {dialog === 'cancel' && <CancelDialog campaign={campaign} onClose={close} />}
+    </>
+  );
+}
+
+/** Launch: what it would send and cost, then sent now (or at its start time, when that is ahead). */
+function LaunchDialog({ campaign, onClose }: { campaign: CampaignFieldsFragment; onClose: () => void }) {
+  const [{ data, error: estimateError }] = useQuery({ query: CampaignEstimateDocument, variables: { id: campaign._id }, requestPolicy: 'network-only' });
+  const [state, launch] = useMutation(LaunchCampaignDocument);
+  const client = useClient();
+  const later = isFuture(campaign.scheduleDate);
+  const submit = async () => {
+    const result = await launch({ id: campaign._id });
+    if (result.error) return;
+    // A launch reserves the campaign's cost: the balance the header shows changed.
+    void client.query(MeQuery, {}, { requestPolicy: 'network-only' }).toPromise();
+    onClose();
+  };
+  return (
+    <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title={`Launch ${campaign.name}?`}>
+      <Stack>
+        <ErrorAlert error={state.error} title="The campaign was not launched" />
+        <ErrorAlert error={estimateError} title="The estimate failed" />
+        {data ? <EstimateSummary estimate={data.campaignEstimate} /> : !estimateError && <Loader size="sm" role="status" aria-label="Loading" />}
+        <Text>
+          {later
+            ? `It will start by itself on ${formatDateTime(campaign.scheduleDate)}, and can be canceled until it has sent.`
+            : 'It starts sending now; its audience is fixed and its cost reserved.'}
+        </Text>
+        <Group justify="flex-end">
+          <Button variant="default" onClick={onClose}>
+            Keep as draft
+          </Button>
+          <Button onClick={submit} loading={state.fetching} data-autofocus>
+            {later ? 'Schedule launch' : 'Launch now'}
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
+  );
+}
+
+/** Schedule: a start time, set on the draft, then launched (the campaign waits as `scheduled`). */
+function ScheduleDialog({ campaign, onClose }: { campaign: CampaignFieldsFragment; onClose: () => void }) {
+  const [startAt, setStartAt] = useState('');
+  const [updateState, update] = useMutation(ScheduleCampaignDocument);
+  const [launchState, launch] = useMutation(LaunchCampaignDocument);
+  const errors = fieldErrors(updateState.error);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const updated = await update({ id: campaign._id, input: { scheduleDate: fromLocalInput(startAt) } });
+    if (updated.error) return;
+    const launched = await launch({ id: campaign._id });
+    if (!launched.error) onClose();
+  };
+  return (
+    <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title={`Schedule ${campaign.name}`}>
+      <form onSubmit={submit}>
+        <Stack>
+          {!errors.scheduleDate && <ErrorAlert error={updateState.error ?? launchState.error} title="The campaign was not scheduled" />}
+          <TextInput
+            type="datetime-local"
+            label="Start at"
+            description={`The campaign starts sending by itself at this time (your time zone: ${timeZone}); a time already past starts it now.`}
+            required
+            value={startAt}
+            onChange={(e) => setStartAt(e.currentTarget.value)}
+            error={errors.scheduleDate}
+            data-autofocus
+          />
+          <Group justify="flex-end">
+            <Button variant="default" onClick={onClose}>
+              Keep as draft
+            </Button>
+            <Button type="submit" loading={updateState.fetching || launchState.fetching}>
+              Schedule launch
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}
+
+/** Cancel: recipients not yet sent stay unsent, and their reserved credits come back. */
+function CancelDialog({ campaign, onClose }: { campaign: CampaignFieldsFragment; onClose: () => void }) {
+  const [state, cancel] = useMutation(CancelCampaignDocument);
+  const submit = async () => {
+    const result = await cancel({ id: campaign._id });
+    if (!result.error) onClose();
+  };
+  return (
+    <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title={`Cancel ${campaign.name}?`}>
+      <Stack>
+        <ErrorAlert error={state.error} title="The campaign was not canceled" />
+        <Text>
+          {campaign.status === 'scheduled'
+            ? 'It will not start. A canceled campaign cannot be launched again.'
+            : 'Recipients not yet sent stay unsent, and their reserved credits are released. A canceled campaign cannot be launched again.'}
+        </Text>
+        <Group justify="flex-end">
+          <Button variant="default" onClick={onClose} data-autofocus>
+            Keep campaign
+          </Button>
+          <Button color="red" onClick={submit} loading={state.fetching}>
+            Cancel campaign now
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
+  );
+}

@@ -1,0 +1,63 @@
+import { Card, Group, Paper, Progress, SimpleGrid, Stack, Text, Title } from '@mantine/core';
+import type { CampaignFieldsFragment, CampaignStatus } from '../../gql/graphql';
+import { formatNumber, formatPercent } from '../../lib/format';
+
+interface Props {
+  status: CampaignStatus;
+  analytics: Omit<CampaignFieldsFragment['analytics'], '__typename'>;
+  /** The audience fixed at launch (0 before the campaign starts). */
+  total: number;
+  /** Whether the counters come live from the campaign's progress subscription. */
+  live: boolean;
+}
+
+/** One counter: its number, and its share of what it is a share of. */
+function Stat({ label, value, of, ofLabel }: { label: string; value: number; of: number; ofLabel: string }) {
+  return (
+    <Paper withBorder p="sm" role="group" aria-label={label}>
+      <Text size="sm">{label}</Text>
+      <Text fz="xl" fw={700}>
+        {formatNumber(value)}
+      </Text>
+      <Text size="sm">
+        {formatPercent(value, of)} {ofLabel}
+      </Text>
+    </Paper>
+  );
+}
+
+/**
+ * The campaign's counters (as `Analytics` has them) with their percentages, and while it sends, how
+ * far it got: the sent and failed recipients of its audience.
+ */
+export function CampaignAnalyticsCard({ status, analytics: a, total, live }: Props) {
+  const attempted = a.sent + a.failed;
+  const sending = status === 'active' && total > 0;
+  return (
+    <Card withBorder>
+      <Stack>
+        <Group justify="space-between">
+          <Title order={3}>Analytics</Title>
+          {live && <Text size="sm">Updating live</Text>}
+        </Group>
+        {sending && (
+          <Stack gap={4}>
+            <Progress value={Math.min(100, (attempted / total) * 100)} aria-label="Sending progress" striped animated />
+            <Text size="sm">
+              {formatNumber(attempted)} of {formatNumber(total)} recipients done ({formatPercent(attempted, total)})
+            </Text>
+          </Stack>
+        )}
+        <SimpleGrid cols={{ base: 2, sm: 3 }}>
+          <Stat label="Sent" value={a.sent} of={attempted} ofLabel="of attempted" />
+          <Stat label="Failed" value={a.failed} of={attempted} ofLabel="of attempted" />
+          <Stat label="Delivered" value={a.delivered} of={a.sent} ofLabel="of sent" />
+          <Stat label="Opened" value={a.opened} of={a.sent} ofLabel="of sent" />
+          <Stat label="Clicked" value={a.clicked} of={a.sent} ofLabel="of sent" />
+          <Stat label="Suppressed" value={a.suppressed} of={attempted + a.suppressed} ofLabel="of the audience" />
+        </SimpleGrid>
+        <Text size="sm">Delivered counts provider receipts; opened and clicked count tracked emails (scanners are left out).</Text>
+      </Stack>
+    </Card>
+  );
+}

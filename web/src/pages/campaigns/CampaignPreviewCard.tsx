@@ -1,0 +1,89 @@
+import { Alert, Badge, Card, Group, Loader, Paper, Stack, Text, Title } from '@mantine/core';
+import { useState } from 'react';
+import { useQuery } from 'urql';
+import { ContactSelect, type ContactOption } from '../../components/ContactPicker';
+import { ErrorAlert } from '../../components/ErrorAlert';
+import { graphql } from '../../gql';
+import { CHANNEL_LABELS, plural } from './campaign-fields';
+
+const CampaignPreviewDocument = graphql(`
+  query CampaignPagePreview($id: ID!, $contactId: ID) {
+    campaignPreview(id: $id, contactId: $contactId) {
+      contactId
+      messages {
+        channel
+        recipient
+        subject
+        text
+        segments
+        encoding
+        cost
+        error
+      }
+    }
+  }
+`);
+
+/**
+ * The campaign's messages as one recipient would get them: rendered by the server for a chosen
+ * contact, or for the campaign's first recipient (asked again each time the card is shown, so an
+ * edit is never previewed stale).
+ */
+export function CampaignPreviewCard({ campaignId }: { campaignId: string }) {
+  const [contact, setContact] = useState<ContactOption | null>(null);
+  const [{ data, fetching, error }] = useQuery({
+    query: CampaignPreviewDocument,
+    variables: { id: campaignId, contactId: contact?._id ?? null },
+    requestPolicy: 'network-only',
+  });
+  const preview = data?.campaignPreview;
+  return (
+    <Card withBorder>
+      <Stack>
+        <Title order={3}>Preview</Title>
+        <ContactSelect label="Preview for" placeholder="The campaign’s first recipient" description="Type a contact’s name, email or phone" value={contact} onChange={setContact} />
+        <ErrorAlert error={error} title="The preview failed" />
+        {!preview && fetching && <Loader size="sm" role="status" aria-label="Loading" />}
+        {preview?.messages.map((m) => (
+          <Stack key={m.channel} gap="xs">
+            <Group gap="xs">
+              <Title order={4}>{CHANNEL_LABELS[m.channel]}</Title>
+              {m.recipient && <Text size="sm">to {m.recipient}</Text>}
+            </Group>
+            {m.recipient === null && <Text size="sm">This contact has no address for {CHANNEL_LABELS[m.channel]}: it would not be sent.</Text>}
+            {m.error && (
+              <Alert color="red" title="It cannot be rendered" role="alert">
+                {m.error}
+              </Alert>
+            )}
+            {m.text != null && (
+              <Paper withBorder p="sm" aria-label={`${CHANNEL_LABELS[m.channel]} preview`}>
+                {m.subject != null && (
+                  <Text fw={600} mb="xs">
+                    {m.subject}
+                  </Text>
+                )}
+                <Text style={{ whiteSpace: 'pre-wrap', overflowWrap: 'anywhere' }}>{m.text}</Text>
+              </Paper>
+            )}
+            <Group gap="xs">
+              {m.segments != null && (
+                <Badge variant="outline" color="gray.8" tt="none">
+                  {plural(m.segments, 'segment', 'segments')}
+                </Badge>
+              )}
+              {m.encoding && (
+                <Badge variant="outline" color="gray.8" tt="none">
+                  {m.encoding}
+                </Badge>
+              )}
+              <Badge variant="outline" color="gray.8" tt="none">
+                {plural(m.cost, 'credit', 'credits')}
+              </Badge>
+            </Group>
+          </Stack>
+        ))}
+      </Stack>
+    </Card>
+  );
+}
