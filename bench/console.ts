@@ -91,6 +91,19 @@ try {
   await pool.query('UPDATE organization_credits SET credits = 1e9 WHERE organization_id = $1', [orgId]);
   const auth = { authorization: `Bearer ${signup.token}`, 'content-type': 'application/json' };
   const socket = createClient({ url: herald.url.replace(/^http/, 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { Authorization: `Bearer ${signup.token}` } });
+  /** Untimed: waits until the sandbox has reported a receipt for every recipient the campaign sent, so the next round starts on a quiet Herald. */
+  async function receiptsDone(id: string) {
+    for (const start = Date.now(); Date.now() - start < 120_000; await new Promise((r) => setTimeout(r, 100))) {
+      const { rows } = await pool.query(
+        `SELECT (SELECT sent FROM campaigns WHERE organization_id = $1 AND id = $2) AS sent,
+                (SELECT count(*)::int FROM recipient_receipts WHERE organization_id = $1 AND campaign_id = $2) AS reported`,
+        [orgId, id],
+      );
+      if (rows[0].reported >= rows[0].sent) return;
+    }
+    throw new Error(`campaign ${id}: its sandbox receipts did not all arrive within 2 minutes`);
+  }
+
   async function campaign(name: string, watched: boolean): Promise<{ ms: number; gaps: number[]; events: number }> {
     const created = (await fetch(`${herald.url}/campaigns`, {
       method: 'POST',
@@ -119,7 +132,7 @@ try {
     // The gaps between updates from the launch to the last (completed) one.
     const times = [t0, ...arrivals];
     const gaps = times.slice(1).map((t, i) => t - times[i]!);
-    await new Promise((r) => setTimeout(r, 4000)); // untimed: the sandbox's receipts of this campaign
+    await receiptsDone(created._id);
     return { ms, gaps, events: arrivals.length };
   }
   const watchedMs: number[] = [];
