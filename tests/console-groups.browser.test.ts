@@ -36,6 +36,26 @@ describeInBrowser('the console’s groups page', () => {
     expect(ui.problems()).toEqual([]);
   }, 60_000);
 
+  test('the keyboard alone reaches the page from the sidebar, opens the dialog and submits it', async () => {
+    const page = await ui.open(herald.url, org.token, '/');
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    // Tab from the top of the page until the sidebar's Groups link has the focus, then follow it.
+    for (let i = 0; i < 30; i++) {
+      await page.keyboard.press('Tab');
+      if ((await page.evaluate(() => (globalThis as any).document.activeElement?.textContent)) === 'Groups') break;
+    }
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Groups' }).waitFor();
+    await page.getByRole('button', { name: 'New group' }).first().focus();
+    await page.keyboard.press('Enter');
+    // The dialog puts the focus in its first field; Enter submits the form.
+    await page.keyboard.type('Keyboard people');
+    await page.keyboard.press('Enter');
+    await page.getByRole('link', { name: 'Keyboard people' }).waitFor();
+    expect((await api.get('/groups', { token: org.token })).body.map((g: any) => g.name)).toContain('Keyboard people');
+    expect(ui.problems()).toEqual([]);
+  }, 60_000);
+
   test('a server validation error lands next to the field it names', async () => {
     const page = await ui.open(herald.url, org.token, '/groups');
     await page.getByRole('button', { name: 'New group' }).first().click();
