@@ -80,11 +80,13 @@ export async function emit(db: Db | Knex.Transaction, orgId: string, events: New
 /**
  * Queues a delivery run for each endpoint (`modules/webhooks/delivery.ts`), now: one pending run per
  * endpoint however often it is woken (the job key), and a run already going gets another after it.
+ * Its priority is above campaign chunks' (graphile-worker takes the lowest number first), so a
+ * campaign's events go out while it sends rather than after its last chunk.
  */
 const wakeStatement = statement<{ orgId: string; endpointIds: string[] }>(
   'herald_webhooks_wake',
   `SELECT graphile_worker.add_job('webhooks-deliver', json_build_object('orgId', :orgId::text, 'endpointId', e), job_key := 'webhooks-deliver:' || e,
-                                  job_key_mode := 'replace', max_attempts := 5)
+                                  job_key_mode := 'replace', max_attempts := 5, priority := -1)
    FROM unnest(:endpointIds::uuid[]) AS e`,
 );
 
