@@ -1,10 +1,9 @@
-import pg from 'pg';
+import { PgListener } from '../../db/listener.js';
 import type { Logger } from 'pino';
 
 /** The Postgres channel the `users` and `api_keys` triggers notify (payload `u:<id>` or `k:<id>`). */
 export const CALLER_CHANNEL = 'herald_callers';
 
-const RECONNECT_MS = 1_000;
 const MAX_ENTRIES = 50_000;
 
 interface Entry<Row> {
@@ -27,17 +26,30 @@ interface Entry<Row> {
 export class CallerCache<UserRow, KeyRow> {
   private readonly users = new Map<string, Entry<UserRow>>();
   private readonly keys = new Map<string, Entry<KeyRow>>();
-  private listener: pg.Client | null = null;
   private listening = false;
-  private closed = false;
-  private retry: NodeJS.Timeout | null = null;
+  private readonly listener: PgListener;
   /** Bumped by every eviction: a lookup stores its row only if none happened while it ran. */
   private epoch = 0;
 
   constructor(
     private readonly ttlMs: number,
-    private readonly log?: Logger,
-  ) {}
+    log?: Logger,
+  ) {
+    this.listener = new PgListener(
+      CALLER_CHANNEL,
+      'herald-callers',
+      {
+        notified: (payload) => this.onNotification(payload),
+        listening: () => {
+          this.clear();
+          this.listening = true;
+        },
+        lost: () => this.stopCaching(),
+      },
+      log,
+      'caller cache listener lost; caching off until it is back',
+    );
+  }
 
   get enabled(): boolean {
     return this.ttlMs > 0 && this.listening;
@@ -45,40 +57,8 @@ export class CallerCache<UserRow, KeyRow> {
 
   /** Starts listening for changes on `connectionString`'s database; caching starts once it listens. */
   async listen(connectionString: string): Promise<void> {
-    if (this.ttlMs <= 0 || this.closed) return;
-    const client = new pg.Client({ connectionString, application_name: 'herald-callers' });
-    const lost = (err?: Error) => {
-      if (this.listener !== client) return;
-      if (err) this.log?.warn({ err }, 'caller cache listener lost; caching off until it is back');
-      this.listener = null;
-      this.stopCaching();
-      client.removeAllListeners('notification');
-      client.end().catch(() => {});
-      this.scheduleReconnect(connectionString);
-    };
-    client.on('error', lost);
-    client.on('end', () => lost());
-    client.on('notification', (msg) => this.onNotification(msg.payload));
-    this.listener = client;
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${CALLER_CHANNEL}`);
-      if (this.listener === client) {
-        this.clear();
-        this.listening = true;
-      }
-    } catch (err) {
-      lost(err as Error);
-    }
-  }
-
-  private scheduleReconnect(connectionString: string) {
-    if (this.closed || this.retry) return;
-    this.retry = setTimeout(() => {
-      this.retry = null;
-      void this.listen(connectionString);
-    }, RECONNECT_MS);
-    this.retry.unref();
+    if (this.ttlMs <= 0) return;
+    await this.listener.listen(connectionString);
   }
 
   private onNotification(payload: string | undefined) {
@@ -140,11 +120,7 @@ export class CallerCache<UserRow, KeyRow> {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    if (this.retry) clearTimeout(this.retry);
-    const client = this.listener;
-    this.listener = null;
     this.stopCaching();
-    await client?.end().catch(() => {});
+    await this.listener.close();
   }
 }

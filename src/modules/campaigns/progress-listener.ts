@@ -1,14 +1,12 @@
-import pg from 'pg';
 import type { Logger } from 'pino';
+import { PgListener } from '../../db/listener.js';
 import { PROGRESS_CHANNEL } from '../../delivery/sql/progress.js';
-
-const RECONNECT_MS = 1_000;
 
 /** Called when the campaign it was subscribed for may have changed. */
 export type OnChange = () => void;
 
 /**
- * The one connection of an API process that listens for campaign changes (`PROGRESS_CHANNEL`,
+ * The one connection of an API process (a `PgListener`) that listens for campaign changes (`PROGRESS_CHANNEL`,
  * announced on commit by whichever process made them) and hands each to the `campaignProgress`
  * subscribers of that campaign in this process. Subscribers re-read the campaign themselves, at
  * their own pace: an announcement carries no state.
@@ -19,45 +17,26 @@ export type OnChange = () => void;
 export class ProgressListener {
   /** Subscribers by `<organizationId>:<campaignId>`, the announcements' payload. */
   private readonly subscribers = new Map<string, Set<OnChange>>();
-  private listener: pg.Client | null = null;
-  private closed = false;
-  private retry: NodeJS.Timeout | null = null;
+  private readonly listener: PgListener;
 
-  constructor(private readonly log?: Logger) {}
-
-  /** Starts listening on `connectionString`'s database (an API process does; a worker needs not). */
-  async listen(connectionString: string): Promise<void> {
-    if (this.closed) return;
-    const client = new pg.Client({ connectionString, application_name: 'herald-progress' });
-    const lost = (err?: Error) => {
-      if (this.listener !== client) return;
-      if (err) this.log?.warn({ err }, 'campaign progress listener lost; listening again shortly');
-      this.listener = null;
-      client.removeAllListeners('notification');
-      client.end().catch(() => {});
-      this.scheduleReconnect(connectionString);
-    };
-    client.on('error', lost);
-    client.on('end', () => lost());
-    client.on('notification', (msg) => this.dispatch(msg.payload));
-    this.listener = client;
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${PROGRESS_CHANNEL}`);
-      // Whatever was announced while nobody listened is unknown: everyone looks again.
-      if (this.listener === client) this.everyone();
-    } catch (err) {
-      lost(err as Error);
-    }
+  constructor(log?: Logger) {
+    this.listener = new PgListener(
+      PROGRESS_CHANNEL,
+      'herald-progress',
+      {
+        notified: (payload) => this.dispatch(payload),
+        // Whatever was announced while nobody listened is unknown: everyone looks again.
+        listening: () => this.everyone(),
+        lost: () => {},
+      },
+      log,
+      'campaign progress listener lost; listening again shortly',
+    );
   }
 
-  private scheduleReconnect(connectionString: string) {
-    if (this.closed || this.retry) return;
-    this.retry = setTimeout(() => {
-      this.retry = null;
-      void this.listen(connectionString);
-    }, RECONNECT_MS);
-    this.retry.unref();
+  /** Starts listening on `connectionString`'s database (an API process does; a worker needs not). */
+  listen(connectionString: string): Promise<void> {
+    return this.listener.listen(connectionString);
   }
 
   /**
@@ -85,11 +64,7 @@ export class ProgressListener {
 
   /** Stops listening; subscribers are no longer called. */
   async close(): Promise<void> {
-    this.closed = true;
-    if (this.retry) clearTimeout(this.retry);
-    const client = this.listener;
-    this.listener = null;
     this.subscribers.clear();
-    await client?.end().catch(() => {});
+    await this.listener.close();
   }
 }
