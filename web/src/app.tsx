@@ -1,7 +1,8 @@
 import { MantineProvider, Modal, createTheme, type CSSVariablesResolver } from '@mantine/core';
-import { useEffect, useMemo } from 'react';
+import { Suspense, useEffect, useMemo } from 'react';
 import { RouterProvider } from 'react-router';
 import { Provider } from 'urql';
+import { PageLoader } from './components/PageLoader';
 import { createHeraldClient } from './lib/client';
 import { styleNonce } from './lib/nonce';
 import { useToken } from './lib/session';
@@ -30,7 +31,9 @@ export function App() {
   return (
     <MantineProvider theme={theme} cssVariablesResolver={contrast} getStyleNonce={() => styleNonce}>
       <Provider value={client}>
-        <RouterProvider router={router} />
+        <Suspense fallback={<PageLoader />}>
+          <RouterProvider router={router} />
+        </Suspense>
       </Provider>
     </MantineProvider>
   );

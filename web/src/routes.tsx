@@ -2,15 +2,18 @@
  * The console's pages, one folder per area under `pages/`, each loaded when first visited. Pages
  * behind `RequireSession` need a signed-in user; `RequireAdmin` pages are for admins only.
  */
-import type { ComponentType } from 'react';
-import { createBrowserRouter, type RouteObject } from 'react-router';
+import { lazy, type ComponentType } from 'react';
+import { createBrowserRouter, matchRoutes, type RouteObject } from 'react-router';
 import { Layout } from './components/Layout';
 import { RequireAdmin, RequireSession } from './components/guards';
 
-/** A route whose page module is loaded on first visit (its default export is the page). */
-const page = (load: () => Promise<{ default: ComponentType }>): Pick<RouteObject, 'lazy'> => ({
-  lazy: async () => ({ Component: (await load()).default }),
-});
+/**
+ * A route whose page module is loaded on first visit (its default export is the page). The page is
+ * a `React.lazy` component, not the router's `lazy` route: the router would render nothing, not even
+ * the layout (and its queries), until the page's code arrived; this way the layout renders at once
+ * and the page suspends inside it (`Layout`'s Suspense boundary, or `App`'s for the signed-out pages).
+ */
+const page = (load: () => Promise<{ default: ComponentType }>): Pick<RouteObject, 'Component' | 'handle'> => ({ Component: lazy(load), handle: { load } });
 
 export const routes: RouteObject[] = [
   { path: '/login', ...page(() => import('./pages/auth/LoginPage')) },
@@ -52,5 +55,11 @@ export const routes: RouteObject[] = [
     ],
   },
 ];
+
+/**
+ * The code of the page the console opens on is fetched at once, beside the layout's first render
+ * (a lazy page would only ask for it when rendered).
+ */
+for (const match of matchRoutes(routes, window.location) ?? []) void (match.route.handle as { load?: () => Promise<unknown> } | undefined)?.load?.();
 
 export const router = createBrowserRouter(routes);

@@ -3,7 +3,7 @@ import { useMutation } from 'urql';
 import { ErrorAlert } from '../../components/ErrorAlert';
 import type { ContactFieldsFragment, SubscriptionStatus } from '../../gql/graphql';
 import { formatDateTime } from '../../lib/format';
-import { CHANNELS } from './ContactForm';
+import { CHANNELS } from './fields';
 import { UpdateContact } from './documents';
 
 /** How a contact left a channel (`ChannelSubscription.source`), in words. */

@@ -7,13 +7,7 @@ import { fieldErrors } from '../../lib/errors';
 import { AttributesEditor } from './AttributesEditor';
 import { attributesOf, changeOf, newRow, rowsOf, type AttributeRow } from './attributes';
 import { CreateContact, GroupOptions, UpdateContact } from './documents';
-import { alertNeeded, errorFor } from './fields';
-
-export const CHANNELS: { value: Channel; label: string }[] = [
-  { value: 'email', label: 'Email' },
-  { value: 'sms', label: 'SMS' },
-  { value: 'whatsapp', label: 'WhatsApp' },
-];
+import { alertNeeded, CHANNELS, errorFor } from './fields';
 
 /** The fields this form has a control for: a server message naming another shows as a whole. */
 const FIELDS = ['name', 'email', 'phone', 'countryCode', 'organization', 'tags', 'groups', 'attributes', 'subscriptions.email', 'subscriptions.sms', 'subscriptions.whatsapp'];

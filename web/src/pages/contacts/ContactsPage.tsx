@@ -1,5 +1,5 @@
 import { Badge, Button, ColorSwatch, Group, Table, Text, VisuallyHidden } from '@mantine/core';
-import { useState } from 'react';
+import { lazy, Suspense, useState } from 'react';
 import { Link } from 'react-router';
 import { useMutation, useQuery } from 'urql';
 import { CursorPager } from '../../components/CursorPager';
@@ -14,10 +14,13 @@ import { fieldErrors } from '../../lib/errors';
 import { formatDateTime } from '../../lib/format';
 import { useMe } from '../../lib/me';
 import { useCursorPages } from '../../lib/use-cursor-pages';
-import { CHANNELS, ContactForm } from './ContactForm';
+import { CHANNELS } from './fields';
 import { ContactFilters, useContactFilters } from './ContactFilters';
 import { DeleteContact } from './documents';
 import { isFiltered } from './filters';
+
+/** The form's code (and its inputs') comes when the dialog is first opened, not with the list. */
+const ContactForm = lazy(() => import('./ContactForm').then((m) => ({ default: m.ContactForm })));
 
 const PAGE_SIZE = 25;
 
@@ -132,11 +135,13 @@ export default function ContactsPage() {
         </>
       )}
       {editing && (
-        <ContactForm
-          contact={editing === 'new' ? null : editing}
-          initialGroups={filter.group ? [filter.group] : []}
-          onClose={() => setEditing(null)}
-        />
+        <Suspense fallback={null}>
+          <ContactForm
+            contact={editing === 'new' ? null : editing}
+            initialGroups={filter.group ? [filter.group] : []}
+            onClose={() => setEditing(null)}
+          />
+        </Suspense>
       )}
     </>
   );

@@ -1,3 +1,12 @@
+import type { Channel } from '../../gql/graphql';
+
+/** The channels a contact's consent is kept for, in the order the console shows them. */
+export const CHANNELS: { value: Channel; label: string }[] = [
+  { value: 'email', label: 'Email' },
+  { value: 'sms', label: 'SMS' },
+  { value: 'whatsapp', label: 'WhatsApp' },
+];
+
 /**
  * The server names a field of a refused input, sometimes deeper than the control that edits it
  * (`tags.2`, `subscriptions.sms`): these find the message for a control and tell whether any
