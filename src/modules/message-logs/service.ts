@@ -3,6 +3,7 @@ import { paginateAs, type PageRequest } from '../../db/pagination.js';
 import { tenant } from '../../db/tenant.js';
 import { run } from '../../db/statements.js';
 import { expandRecipients, type StoredRecipient } from '../../delivery/log-recipients.js';
+import { CHANNELS, type Channel } from '../../delivery/types.js';
 import type { AuthedContext } from '../../context.js';
 import { eventsOfLog, receiptsOfLogs, type EventRow, type ReceiptRow } from '../receipts/sql.js';
 import { operation } from '../../operation.js';
@@ -116,10 +117,13 @@ const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 const date = () =>
   z.union([z.iso.date(), z.iso.datetime({ offset: true })], { error: 'must be an ISO 8601 date or date-time' });
 
+/** A recipient's status in a log. */
+const STATUSES = ['success', 'failed', 'pending'] as const;
+
 const filterInput = z
   .strictObject({
-    channel: z.enum(['email', 'sms', 'whatsapp']).optional(),
-    status: z.enum(['success', 'failed', 'pending']).optional(),
+    channel: z.enum(CHANNELS).optional(),
+    status: z.enum(STATUSES).optional(),
     dateFrom: date().optional(),
     dateTo: date().optional(),
     campaignId: v.id().optional(),
@@ -193,15 +197,12 @@ export const events = operation({
   },
 });
 
-const CHANNELS = ['sms', 'email', 'whatsapp'] as const;
-const STATUSES = ['success', 'failed', 'pending'] as const;
-
 export interface MessageStatsDto {
   /** Where the count starts (ISO 8601 UTC). */
   since: string;
   total: number;
   /** Every channel with every status, zeros included: nine items, in the order of `CHANNELS` then `STATUSES`. */
-  byChannel: { channel: (typeof CHANNELS)[number]; status: (typeof STATUSES)[number]; count: number }[];
+  byChannel: { channel: Channel; status: (typeof STATUSES)[number]; count: number }[];
 }
 
 /** Midnight UTC of the day `now` is in. */
