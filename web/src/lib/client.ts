@@ -45,9 +45,9 @@ export function createHeraldClient(token: string | null): { client: Client; disp
         updates: { Mutation: new Proxy({}, { get: () => (_result: unknown, _args: unknown, cache: Cache) => invalidateLists(cache) }) },
       }),
       mapExchange({
-        onError(error, operation) {
-          const isLogin = operation.kind === 'mutation' && /\b(login|signup)\b/.test(operation.query.loc?.source.body ?? '');
-          if (statusOf(error) === 401 && !isLogin && token) setToken(null);
+        // A signed-in session refused: forget it (a login or signup carries no session, so its 401 stays on its form).
+        onError(error) {
+          if (statusOf(error) === 401 && token) setToken(null);
         },
       }),
       fetchExchange,

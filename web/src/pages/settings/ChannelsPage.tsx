@@ -5,32 +5,39 @@ import { ErrorAlert } from '../../components/ErrorAlert';
 import { PageHeader } from '../../components/PageHeader';
 import { PageLoader } from '../../components/PageLoader';
 import { graphql } from '../../gql';
-import type { ChannelsCredentialsQuery, CredentialsInput } from '../../gql/graphql';
+import type { ChannelsCredentialFieldsFragment, CredentialsInput } from '../../gql/graphql';
 import { fieldErrors } from '../../lib/errors';
 import { CopyValue } from './CopyValue';
+
+/** What the page shows of the credentials, read and written alike. */
+graphql(`
+  fragment ChannelsCredentialFields on OrganizationCredentials {
+    sms_apiUrl
+    sms_apiKey
+    sms_partnerID
+    sms_shortCode
+    sms_reportUrl
+    email_host
+    email_port
+    email_user
+    email_pass
+    email_from
+    email_secure
+    email_tls_verify
+    email_tls_ca
+    whatsapp_phone_number_id
+    whatsapp_app_secret_set
+    whatsapp_verify_token_set
+    whatsapp_webhookUrl
+  }
+`);
 
 const ChannelsCredentials = graphql(`
   query ChannelsCredentials {
     organization {
       _id
       credentials {
-        sms_apiUrl
-        sms_apiKey
-        sms_partnerID
-        sms_shortCode
-        sms_reportUrl
-        email_host
-        email_port
-        email_user
-        email_pass
-        email_from
-        email_secure
-        email_tls_verify
-        email_tls_ca
-        whatsapp_phone_number_id
-        whatsapp_app_secret_set
-        whatsapp_verify_token_set
-        whatsapp_webhookUrl
+        ...ChannelsCredentialFields
       }
     }
   }
@@ -41,29 +48,13 @@ const ChannelsUpdateCredentials = graphql(`
     updateCredentials(input: $input) {
       _id
       credentials {
-        sms_apiUrl
-        sms_apiKey
-        sms_partnerID
-        sms_shortCode
-        sms_reportUrl
-        email_host
-        email_port
-        email_user
-        email_pass
-        email_from
-        email_secure
-        email_tls_verify
-        email_tls_ca
-        whatsapp_phone_number_id
-        whatsapp_app_secret_set
-        whatsapp_verify_token_set
-        whatsapp_webhookUrl
+        ...ChannelsCredentialFields
       }
     }
   }
 `);
 
-type Credentials = ChannelsCredentialsQuery['organization']['credentials'];
+type Credentials = ChannelsCredentialFieldsFragment;
 
 /**
  * The fields of a form that differ from what is stored: `CredentialsInput` keeps whatever is left
