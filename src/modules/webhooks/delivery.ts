@@ -214,16 +214,21 @@ export function webhookTasks(deps: WebhookDeps): TaskList {
 
   const deliver: Task = async (payload) => {
     const { orgId, endpointId } = payload as { orgId: string; endpointId: string };
-    const [endpoint] = await run(deps.db, endpointForDelivery, { orgId, endpointId });
-    if (!endpoint?.enabled) return;
-    const url = new URL(endpoint.url);
     const leaseSeconds = Math.ceil((deps.config.webhookTimeoutMs * Math.ceil(BATCH / PER_ENDPOINT)) / 1000) + 30;
     const until = Date.now() + RUN_MS;
+    const endpointNow = async () => (await run(deps.db, endpointForDelivery, { orgId, endpointId }))[0];
     while (Date.now() < until) {
+      // The endpoint is read for each batch (a run lasts up to RUN_MS): disabled, it takes nothing
+      // more; and it is read again once the batch is claimed, so an edit or a rotated secret's end
+      // committed before a claimed event was written applies to that event's delivery.
+      if (!(await endpointNow())?.enabled) return;
       const claimed = await run(deps.db, claimDeliveries, { orgId, endpointId, limit: BATCH, leaseSeconds });
       if (!claimed.length) break;
+      // Deleted meanwhile: its deliveries went with it.
+      const endpoint = await endpointNow();
+      if (!endpoint) return;
       const secrets = signingSecrets(deps.config.credentialsKey, endpoint, new Date());
-      const disabled = await keep(orgId, endpoint, await attemptAll(url, secrets, claimed));
+      const disabled = await keep(orgId, endpoint, await attemptAll(new URL(endpoint.url), secrets, claimed));
       if (disabled) {
         deps.log.warn({ orgId, endpointId, reason: disabled }, 'webhooks: endpoint disabled');
         return;
