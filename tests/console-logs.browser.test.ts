@@ -96,6 +96,51 @@ describeInBrowser('the console’s message logs and sandbox outbox', () => {
     expect(ui.problems()).toEqual([]);
   }, 60_000);
 
+  test('the logs of one recipient: typed as a person writes it, only its logs; not an address: the server’s message on the field', async () => {
+    const page = await ui.open(herald.url, org.token, '/message-logs');
+    await page.getByText('3 in all').waitFor();
+    const recipient = page.getByLabel('Recipient', { exact: true });
+    const logLinks = page.getByRole('link', { name: / log of / });
+
+    // The campaign's number, in the national format: its log only, and the URL keeps it.
+    await recipient.fill('0712 345 699');
+    await recipient.press('Enter');
+    await page.getByText('1 in all').waitFor();
+    expect(await logLinks.count()).toBe(1);
+    await page.getByRole('link', { name: 'Open campaign' }).waitFor();
+    expect(new URL(page.url()).searchParams.get('recipient')).toBe('0712 345 699');
+    await expectAccessible(page);
+
+    // An email address in capitals, with the button; then with another filter that excludes it.
+    await recipient.fill('JO@EXAMPLE.COM');
+    await page.getByRole('button', { name: 'Filter by recipient' }).click();
+    await page.getByRole('link', { name: /^Email log of/ }).waitFor();
+    await page.getByText('1 in all').waitFor();
+    expect(await logLinks.count()).toBe(1);
+    await page.getByLabel('Channel').selectOption('sms');
+    await page.getByText('No message logs match these filters').waitFor();
+    await page.getByLabel('Channel').selectOption('');
+
+    // A failed recipient's log is found too.
+    await recipient.fill('+254712340000');
+    await recipient.press('Enter');
+    await page.getByRole('link', { name: /^SMS log of/ }).waitFor();
+    await page.getByText('1 in all').waitFor();
+
+    // Not an address: the server's message on the field.
+    await recipient.fill('not a number');
+    await recipient.press('Enter');
+    await page.getByText('recipient must be a valid email address or phone number').waitFor();
+    expect(await recipient.getAttribute('aria-invalid')).toBe('true');
+    await expectAccessible(page);
+
+    // Clearing the filters empties the field and lists every log again.
+    await page.getByRole('button', { name: 'Clear filters' }).first().click();
+    await page.getByText('3 in all').waitFor();
+    expect(await recipient.inputValue()).toBe('');
+    expect(ui.problems()).toEqual([]);
+  }, 60_000);
+
   test('an email log shows an open simulated in the sandbox', async () => {
     const [log] = (await api.get('/message-logs?channel=email', as())).body as any[];
     expect((await api.post('/sandbox/events', { logId: log._id, recipient: 'jo@example.com', type: 'open' }, as())).status).toBe(200);

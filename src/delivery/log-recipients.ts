@@ -72,3 +72,18 @@ export const settledOutcomeSql = (recipients: string, providerIds: string, succe
   } ORDER BY p), '[]')
   FROM json_array_elements(${recipients}) WITH ORDINALITY AS x(r, p)
   WHERE ${succeeded ? `json_typeof(r) = 'string' OR r->>'status' = 'success'` : `json_typeof(r) = 'object' AND r->>'status' = 'failed'`})`;
+
+/**
+ * SQL: the addresses of a log's stored recipients (a json expression), as a text[] of every JSON
+ * string in it: its JSON text cut at the double quotes. Whatever its form (bare, or an object's
+ * `recipient`), an address is a JSON string, and a normalised address has no character JSON escapes,
+ * so it comes out whole; the rest (brackets and commas, keys, statuses, error texts, cut wherever
+ * they hold an escaped quote) is never a normalised address, but for an error text that is one and
+ * nothing else. Built-in immutable functions only: it is the expression of the index
+ * `message_logs_org_recipients_idx` (its migration spells it out the same), which answers `@>`
+ * exactly, without reading the logs.
+ */
+export const logAddressesSql = (recipients: string) => `string_to_array((${recipients})::text, '"')`;
+
+/** SQL: whether a log's stored recipients (a json expression) include `address` (a text expression, normalised). */
+export const hasRecipientSql = (recipients: string, address: string) => `${logAddressesSql(recipients)} @> ARRAY[${address}]::text[]`;

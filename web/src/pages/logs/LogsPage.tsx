@@ -14,6 +14,7 @@ import { formatDateTime, formatNumber } from '../../lib/format';
 import { useCursorPages } from '../../lib/use-cursor-pages';
 import { textOf } from '../outbox/message-text';
 import { CHANNEL_LABELS, CHANNEL_OPTIONS, STATUS_LABELS, STATUSES, StatusBadge, asChannel, asStatus } from './log-fields';
+import { RecipientFilter } from './RecipientFilter';
 
 const PAGE_SIZE = 25;
 
@@ -59,7 +60,7 @@ type LogRow = MessageLogsQuery['messageLogs']['edges'][number]['node'];
  * The search parameters the page reads and writes (so a filtered list can be linked to, as the
  * campaign page does with `?campaign=<id>`), and the `messageLogs` filter they make.
  */
-const PARAMS = ['channel', 'status', 'from', 'to', 'campaign'] as const;
+const PARAMS = ['channel', 'status', 'from', 'to', 'campaign', 'recipient'] as const;
 
 function filterOf(search: URLSearchParams): MessageLogFilter {
   const filter: MessageLogFilter = {};
@@ -70,6 +71,7 @@ function filterOf(search: URLSearchParams): MessageLogFilter {
   if (search.get('from')) filter.dateFrom = search.get('from');
   if (search.get('to')) filter.dateTo = search.get('to');
   if (search.get('campaign')) filter.campaignId = search.get('campaign');
+  if (search.get('recipient')) filter.recipient = search.get('recipient');
   return filter;
 }
 
@@ -103,14 +105,14 @@ export default function LogsPage() {
     <>
       <PageHeader title="Message logs" />
       <Filters search={search} set={set} clear={clear} filtered={filtered} errors={errors} />
-      {/* A bad date is told on its control; anything else (a bad campaign id in the URL) here. */}
-      {!errors.dateFrom && !errors.dateTo && <ErrorAlert error={error} />}
+      {/* A bad date or address is told on its control; anything else (a bad campaign id in the URL) here. */}
+      {!errors.dateFrom && !errors.dateTo && !errors.recipient && <ErrorAlert error={error} />}
       {!logs && fetching && <PageLoader />}
       {logs && logs.edges.length === 0 && (
         <EmptyState title={filtered ? 'No message logs match these filters' : 'No messages sent yet'}>
           {filtered ? (
             <>
-              <Text c="dimmed">Widen the dates or choose another channel or status.</Text>
+              <Text c="dimmed">Widen the dates, or choose another channel, status or recipient.</Text>
               <Button variant="default" onClick={clear}>
                 Clear filters
               </Button>
@@ -165,6 +167,7 @@ function Filters({ search, set, clear, filtered, errors }: FiltersProps) {
         />
         <TextInput label="Sent from" type="date" value={search.get('from') ?? ''} onChange={(e) => set('from', e.currentTarget.value)} error={errors.dateFrom} />
         <TextInput label="Sent until" type="date" value={search.get('to') ?? ''} onChange={(e) => set('to', e.currentTarget.value)} error={errors.dateTo} />
+        <RecipientFilter key={search.get('recipient') ?? ''} value={search.get('recipient') ?? ''} onSearch={(address) => set('recipient', address)} error={errors.recipient} />
         {filtered && (
           <Button variant="default" onClick={clear}>
             Clear filters
