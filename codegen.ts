@@ -18,6 +18,7 @@ const config: CodegenConfig = {
           Organization: '../../modules/organizations/dto.js#OrganizationGraph',
           ApiKey: '../../modules/api-keys/service.js#ApiKeyDto',
           Contact: '../../modules/contacts/dto.js#ContactDto',
+          ContactImport: '../../modules/contact-imports/dto.js#ContactImportDto',
           Group: '../../modules/groups/dto.js#GroupDto',
           Template: '../../modules/templates/dto.js#TemplateDto',
           Campaign: '../../modules/campaigns/dto.js#CampaignDto',

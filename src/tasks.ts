@@ -2,6 +2,7 @@ import type { TaskList } from 'graphile-worker';
 import type { Deps } from './context.js';
 import { sweeper } from './jobs/sweeper.js';
 import { campaignTasks, sweepCampaigns } from './modules/campaigns/tasks.js';
+import { importTasks, sweepImports } from './modules/contact-imports/tasks.js';
 import { sweepSends } from './modules/notifications/tasks.js';
 import { sandboxTasks } from './modules/sandbox/receipts.js';
 import { sweepWebhooks, webhookTasks } from './modules/webhooks/delivery.js';
@@ -11,6 +12,6 @@ import { sweepWebhooks, webhookTasks } from './modules/webhooks/delivery.js';
  * `onStart` schedules the sweep whenever the workers (re)start.
  */
 export function workerTasks(deps: Deps): { tasks: TaskList; onStart: () => Promise<void> } {
-  const sweep = sweeper(deps, [sweepCampaigns, sweepSends, sweepWebhooks]);
-  return { tasks: { ...campaignTasks(deps), ...sandboxTasks(deps), ...webhookTasks(deps), ...sweep.tasks }, onStart: sweep.schedule };
+  const sweep = sweeper(deps, [sweepCampaigns, sweepSends, sweepWebhooks, sweepImports]);
+  return { tasks: { ...campaignTasks(deps), ...sandboxTasks(deps), ...webhookTasks(deps), ...importTasks(deps), ...sweep.tasks }, onStart: sweep.schedule };
 }

@@ -8,6 +8,7 @@ import { resolvers as apiKeys } from '../modules/api-keys/resolvers.js';
 import { resolvers as auth } from '../modules/auth/resolvers.js';
 import { resolvers as campaigns } from '../modules/campaigns/resolvers.js';
 import { resolvers as contacts } from '../modules/contacts/resolvers.js';
+import { resolvers as contactImports } from '../modules/contact-imports/resolvers.js';
 import { resolvers as groups } from '../modules/groups/resolvers.js';
 import { resolvers as messageLogs } from '../modules/message-logs/resolvers.js';
 import { resolvers as notifications } from '../modules/notifications/resolvers.js';
@@ -24,6 +25,6 @@ const base: Resolvers = { Query: { health: () => 'ok' } };
 export function buildSchema() {
   return makeExecutableSchema({
     typeDefs: loadFilesSync(path.join(SCHEMA_DIR, '**/*.graphql')),
-    resolvers: [base, scalars, auth, users, organizations, apiKeys, contacts, groups, templates, notifications, messageLogs, sandbox, campaigns, webhooks],
+    resolvers: [base, scalars, auth, users, organizations, apiKeys, contacts, contactImports, groups, templates, notifications, messageLogs, sandbox, campaigns, webhooks],
   });
 }

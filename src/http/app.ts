@@ -18,8 +18,8 @@ import { routes } from './routes.js';
 
 const REQUEST_ID = /^[\w.:-]{1,100}$/;
 
-/** Removes credentials from logged URLs: `?apikey=` values never reach the logs. */
-export const redactUrl = (url: string | undefined) => url?.replace(/([?&]apikey=)[^&#]*/gi, '$1[REDACTED]');
+/** Removes credentials from logged URLs: `?apikey=` values and export links' `?token=` never reach the logs. */
+export const redactUrl = (url: string | undefined) => url?.replace(/([?&](?:apikey|token)=)[^&#]*/gi, '$1[REDACTED]');
 
 export async function createApp(deps: Deps): Promise<{ app: Express; close: () => Promise<void> }> {
   const app = express();

@@ -61,8 +61,8 @@ function precompressed(dir: string): express.RequestHandler {
   };
 }
 
-/** Paths a browser may open that are not the console's: the IDE, probes, and the public pages. */
-const NOT_CONSOLE = /^\/(graphql|health|ready|openapi\.json|docs|metrics|assets)(\/|$)/;
+/** Paths a browser may open that are not the console's: the IDE, probes, the public pages, and downloads (a contacts export link). */
+const NOT_CONSOLE = /^\/(graphql|health|ready|openapi\.json|docs|metrics|assets|contacts\/export)(\/|$)/;
 
 /** The policy of the console's page: scripts and styles from Herald or carrying this response's nonce. */
 function consolePolicy(nonce: string): string {

@@ -1,6 +1,9 @@
+import { pipeline } from 'node:stream/promises';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Page, PageRequest } from '../db/pagination.js';
+import type { Download } from '../lib/download.js';
 import { methodNotAllowed, unsupportedMediaType } from '../lib/errors.js';
+import { readUpload } from './upload.js';
 import { parse, pageArgs } from '../lib/validation.js';
 import type { Operation } from '../operation.js';
 
@@ -18,9 +21,16 @@ export interface Route {
   list?: boolean;
   /** Turns the operation's result into the documented response body. */
   view?: (result: any) => unknown;
+  /** The operation answers a file (a `Download`), streamed to the client as an attachment, not JSON. */
+  stream?: boolean;
+  /** The request uploads a file (`text/csv`, or `multipart/form-data` with a `file` part): its fields are the input, the file `params.file`. */
+  upload?: boolean;
 }
 
 const PAGE_KEYS = new Set(['limit', 'cursor']);
+
+/** The query string without the `apikey` credential (a download's filters: paging means nothing there). */
+export const queryParams = (req: Request) => Object.fromEntries(Object.entries(req.query as Record<string, unknown>).filter(([k]) => k !== 'apikey'));
 
 /** A list's filters: the query string without paging and the `apikey` credential. */
 export const queryFilters = (req: Request) =>
@@ -82,14 +92,57 @@ function methodsOfTable(router: Router, routes: Route[]) {
   router.use((req, res, next) => (res.locals.allow ? otherMethods(res.locals.allow as Set<string>)(req, res, next) : next()));
 }
 
+/** RFC 6266's `filename` parameter, kept to characters that need no quoting rules. */
+const attachment = (filename: string) => `attachment; filename="${filename.replace(/[^\w.-]/g, '_')}"`;
+
+/**
+ * Sends a download. Its first chunk is awaited before the status line, so that what fails before it
+ * (the stream's first query) is the usual JSON error; a failure after it destroys the response, which
+ * the client sees as a download cut short, never as a complete file. A client that goes away
+ * destroys the stream, which ends its work.
+ */
+async function sendDownload(res: Response, status: number, download: Download): Promise<void> {
+  const chunks = download.stream[Symbol.asyncIterator]();
+  let first: IteratorResult<unknown>;
+  try {
+    first = await chunks.next();
+  } catch (err) {
+    download.stream.destroy();
+    throw err;
+  }
+  res.status(status).set({ 'Content-Type': download.contentType, 'Content-Disposition': attachment(download.filename), 'Cache-Control': 'no-store' });
+  async function* body() {
+    if (first.done) return;
+    yield first.value;
+    for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value;
+  }
+  try {
+    await pipeline(body, res);
+  } catch (err) {
+    // The client went away: nothing to answer, nothing went wrong here.
+    if ((err as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE') return;
+    throw err;
+  } finally {
+    download.stream.destroy();
+  }
+}
+
 /** Mounts the route table: each line calls the same operation the GraphQL resolvers call. */
 export function restRouter(routes: Route[]): Router {
   const router = Router();
   for (const route of routes) {
-    router[route.method](route.path, requireJson, async (req: Request, res: Response) => {
-      const params = route.list ? { ...req.params, ...pageFrom(req) } : { ...req.params };
-      const input = route.input ? route.input(req) : req.body;
+    router[route.method](route.path, route.upload ? [] : requireJson, async (req: Request, res: Response) => {
+      const params: Record<string, unknown> = route.list ? { ...req.params, ...pageFrom(req) } : { ...req.params };
+      let input = route.input ? route.input(req) : req.body;
+      if (route.upload) {
+        const upload = await readUpload(req);
+        input = upload.fields;
+        params.file = upload.file;
+        // A refused upload's answer goes out at once; the rest of the file is read and dropped.
+        res.on('finish', () => upload.file.stream.resume());
+      }
       const result = await route.op(req.ctx, input, params);
+      if (route.stream) return sendDownload(res, route.status ?? 200, result as Download);
       if (route.list) {
         const page = result as Page<unknown>;
         res.setHeader('X-Total-Count', String(page.totalCount));

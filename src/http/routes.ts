@@ -4,6 +4,9 @@ import * as campaigns from '../modules/campaigns/service.js';
 import { campaignDetail, canceledCampaign, launchedCampaign, listedCampaign } from '../modules/campaigns/dto.js';
 import * as campaignDryRun from '../modules/campaigns/dry-run.js';
 import * as contacts from '../modules/contacts/service.js';
+import { bulk as bulkContacts } from '../modules/contacts/bulk.js';
+import { exportContacts } from '../modules/contacts/export.js';
+import * as contactImports from '../modules/contact-imports/service.js';
 import * as groups from '../modules/groups/service.js';
 import * as messageLogs from '../modules/message-logs/service.js';
 import * as notifications from '../modules/notifications/service.js';
@@ -14,7 +17,7 @@ import * as organizations from '../modules/organizations/service.js';
 import * as users from '../modules/users/service.js';
 import * as webhooks from '../modules/webhooks/service.js';
 import { listedUser } from '../modules/users/dto.js';
-import { queryFilters, type Route } from './rest.js';
+import { queryFilters, queryParams, type Route } from './rest.js';
 
 const none = () => undefined;
 
@@ -39,9 +42,16 @@ export const routes: Route[] = [
 
   { method: 'post', path: '/contacts', op: contacts.create, status: 201 },
   { method: 'get', path: '/contacts', op: contacts.list, list: true, input: queryFilters },
+  { method: 'get', path: '/contacts/export', op: exportContacts, stream: true, input: queryParams },
+  { method: 'post', path: '/contacts/bulk', op: bulkContacts },
   { method: 'get', path: '/contacts/:id', op: contacts.get, input: none },
   { method: 'put', path: '/contacts/:id', op: contacts.update },
   { method: 'delete', path: '/contacts/:id', op: contacts.remove, input: none },
+
+  { method: 'post', path: '/contacts/import', op: contactImports.start, status: 202, upload: true },
+  { method: 'get', path: '/contact-imports', op: contactImports.list, list: true, input: none },
+  { method: 'get', path: '/contact-imports/:id', op: contactImports.get, input: none },
+  { method: 'post', path: '/contact-imports/:id/cancel', op: contactImports.cancel, input: none },
 
   { method: 'post', path: '/groups', op: groups.create, status: 201 },
   { method: 'get', path: '/groups', op: groups.list, list: true, input: none },

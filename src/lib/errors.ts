@@ -66,6 +66,7 @@ export const notFound = (message = 'Resource not found') => new HttpError(404, m
 export const methodNotAllowed = (method: string, allow: string[]) =>
   new HttpError(405, `${method} is not allowed on this path; use ${allow.join(', ')}`, { allow });
 export const conflict = (message: string) => new HttpError(409, message);
+export const payloadTooLarge = (message: string) => new HttpError(413, message);
 export const unsupportedMediaType = (expected: string) => new HttpError(415, `Content-Type must be ${expected}`);
 export const tooManyRequests = (retryAfter: number, message = 'Too many requests, try again later') =>
   new HttpError(429, message, { retryAfter });

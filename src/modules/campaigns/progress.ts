@@ -6,11 +6,21 @@ import { get } from './service.js';
 /** The shortest time between two events of one subscription, while changes keep coming. */
 export const PROGRESS_INTERVAL_MS = 250;
 
+/** What a feed needs to know of what it watches. */
+export interface Watched<T> {
+  /** A state never left: the last event. */
+  isFinal(state: T): boolean;
+  /** What an event shows: an event is sent only when this differs from the last one's. */
+  shown(state: T): string;
+}
+
 /** The statuses a campaign never leaves: the last event of its progress. */
 const FINAL: ReadonlySet<CampaignStatus> = new Set(['completed', 'canceled']);
 
-/** What an event shows of a campaign: an event is sent only when this differs from the last one's. */
-const shown = (c: CampaignDto) => JSON.stringify([c.status, c.analytics, c.updatedAt]);
+const CAMPAIGN: Watched<CampaignDto> = {
+  isFinal: (c) => FINAL.has(c.status),
+  shown: (c) => JSON.stringify([c.status, c.analytics, c.updatedAt]),
+};
 
 /**
  * A campaign's live progress (the `campaignProgress` subscription), authorized as `campaign(id)`
@@ -29,16 +39,17 @@ export const watch = operation({
 });
 
 /**
- * One subscriber's events. Announcements mark the campaign changed; it is read again at most once
+ * One subscriber's events (of a campaign, or of anything else `Watched` describes, such as a contact
+ * import). Announcements mark the campaign changed; it is read again at most once
  * per `interval` (one read for however many announcements came meanwhile), and an event is sent
  * when what it shows changed. A subscriber slower than the events gets the newest state, never a
  * backlog. Once a final status is read nothing more is read, and iteration ends after that event.
  */
-export class ProgressFeed implements AsyncIterableIterator<CampaignDto> {
+export class ProgressFeed<T = CampaignDto> implements AsyncIterableIterator<T> {
   /** The newest state not yet taken by the subscriber. */
-  private pending: CampaignDto | null = null;
+  private pending: T | null = null;
   /** The subscriber waiting for the next event. */
-  private taker: ((result: IteratorResult<CampaignDto>) => void) | null = null;
+  private taker: ((result: IteratorResult<T>) => void) | null = null;
   private last: string | null = null;
   private dirty = false;
   private reading = false;
@@ -53,9 +64,10 @@ export class ProgressFeed implements AsyncIterableIterator<CampaignDto> {
   private readonly cleanups: (() => void)[] = [];
 
   constructor(
-    private readonly read: () => Promise<CampaignDto>,
+    private readonly read: () => Promise<T>,
     private readonly log: Logger,
     private readonly interval = PROGRESS_INTERVAL_MS,
+    private readonly watched: Watched<T> = CAMPAIGN as unknown as Watched<T>,
   ) {}
 
   /** Runs `cleanup` once nothing more is read (a final status, or the subscriber gone). */
@@ -110,11 +122,11 @@ export class ProgressFeed implements AsyncIterableIterator<CampaignDto> {
     this.schedule();
   }
 
-  private show(state: CampaignDto) {
-    const now = shown(state);
+  private show(state: T) {
+    const now = this.watched.shown(state);
     if (now === this.last) return;
     this.last = now;
-    if (FINAL.has(state.status)) this.finish();
+    if (this.watched.isFinal(state)) this.finish();
     if (this.taker) {
       const taker = this.taker;
       this.taker = null;
@@ -140,7 +152,7 @@ export class ProgressFeed implements AsyncIterableIterator<CampaignDto> {
     this.taker = null;
   }
 
-  next(): Promise<IteratorResult<CampaignDto>> {
+  next(): Promise<IteratorResult<T>> {
     if (this.pending) {
       const value = this.pending;
       this.pending = null;
@@ -154,12 +166,12 @@ export class ProgressFeed implements AsyncIterableIterator<CampaignDto> {
   }
 
   /** The subscriber is gone (it completed the subscription, or its socket closed). */
-  return(): Promise<IteratorResult<CampaignDto>> {
+  return(): Promise<IteratorResult<T>> {
     this.end();
     return Promise.resolve({ value: undefined, done: true });
   }
 
-  [Symbol.asyncIterator](): AsyncIterableIterator<CampaignDto> {
+  [Symbol.asyncIterator](): AsyncIterableIterator<T> {
     return this;
   }
 }

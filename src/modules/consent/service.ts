@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { nowMs, type Db } from '../../db/database.js';
 import { tenant } from '../../db/tenant.js';
 import { CHANNELS, type Channel } from '../../delivery/types.js';
-import { emit, wake, type NewEvent } from '../../delivery/outbox.js';
+import { emit, outboxWrites, wake, WEBHOOK_ENDPOINTS, WOKEN, type NewEvent, type Woken } from '../../delivery/outbox.js';
 import { isUuid } from '../../lib/ids.js';
 import type { UnsubscribeRef } from '../../delivery/unsubscribe-tokens.js';
 
@@ -43,12 +43,15 @@ export type Subscriptions = Record<Channel, ChannelSubscription>;
 /** Consent to set, per channel; channels left out are kept. */
 export type SubscriptionsChange = Partial<Record<Channel, SubscriptionStatus>>;
 
-/** Whose consent changes: these contacts, or every contact with the address Herald sends to. */
-export type Recipients = { contactIds: string[] } | { address: string };
+/**
+ * Whose consent changes: these contacts, every contact with the address Herald sends to, or every
+ * contact of the organization that `matching` narrows a contacts query to (a bulk action's filter).
+ */
+export type Recipients = { contactIds: string[] } | { address: string } | { matching: Match };
 
 type Conn = Db | Knex.Transaction;
-/** Narrows a contacts query to the recipients concerned. */
-type Match = (q: Knex.QueryBuilder) => Knex.QueryBuilder;
+/** Narrows a query of the organization's contacts to the recipients concerned. */
+export type Match = (q: Knex.QueryBuilder) => Knex.QueryBuilder;
 
 const leftEntry = (source: ConsentSource, at: Date): LeftChannel => ({ at: at.toISOString(), source });
 
@@ -90,78 +93,113 @@ function withAddress(channel: Channel, address: string): Match {
   return (q) => (channel === 'email' ? q.whereRaw('lower(contacts.email) = ?', [address]) : q.where('contacts.phone', address));
 }
 
-/** A contact that left a channel: its id, and its address on the channel. */
-interface Left {
-  id: string;
-  address: string | null;
-}
+/** The contacts a query narrows to that are in (`stillIn`) or out of (`leftChannel`) any of the channels. */
+const anyOf = (channels: readonly Channel[], test: (channel: Channel) => string) => (q: Knex.QueryBuilder) =>
+  q.where((w) => channels.forEach((channel) => w.orWhereRaw(test(channel))));
+
+/** The `contact.unsubscribed` event of a contact that left a channel (platform.md, "Outbound webhooks"). */
+const unsubscribedEvent = (contactId: string, channel: Channel, address: string | null, source: ConsentSource, at: Date): NewEvent => ({
+  type: 'contact.unsubscribed',
+  occurredAt: at,
+  data: { contactId, channel, address, source },
+});
 
 /**
- * The matching contacts that are still in the channel leave it with `entry`; returns them.
- * Those that already left keep their first `at` and `source`.
+ * The matching contacts leave the channels they are still in, with `source` and `at`; one statement
+ * whatever their number, which also writes each contact's `contact.unsubscribed` event per channel it
+ * left (their address on it read from the row; built with the immutable `jsonb_object`, as Citus
+ * wants of a function of a row's columns in a modification). Those that already left a channel keep
+ * its first `at` and `source`. The contacts are locked as they are read, so the channels each one
+ * left are judged on its latest version. Answers how many contacts left at least one, and the
+ * endpoints to wake.
  */
-async function leaveChannel(db: Conn, { orgId, match, channel, entry }: { orgId: string; match: Match; channel: Channel; entry: LeftChannel }): Promise<Left[]> {
-  const rows = (await tenant(db, orgId)
+async function leaveChannels(
+  db: Conn,
+  { orgId, match, channels, source, at }: { orgId: string; match: Match; channels: readonly Channel[]; source: ConsentSource; at: Date },
+): Promise<{ changed: number; endpoints: string[] }> {
+  const target = tenant(db, orgId)
     .scoped('contacts')
     .modify(match)
-    .whereRaw(stillIn(channel))
-    .update({ unsubscribed: db.raw('contacts.unsubscribed || ?::jsonb', [JSON.stringify({ [channel]: entry })]), updated_at: nowMs(db) })
-    .returning(['id', 'email', 'phone'])) as { id: string; email: string | null; phone: string | null }[];
-  return rows.map((r) => ({ id: r.id, address: channel === 'email' ? r.email : r.phone }));
+    .modify(anyOf(channels, stillIn))
+    .select('contacts.id', 'contacts.unsubscribed as before')
+    .forUpdate();
+  const entries = Object.fromEntries(channels.map((channel) => [channel, leftEntry(source, at)]));
+  const { rows } = (await db.raw(
+    `WITH ${WEBHOOK_ENDPOINTS},
+          target AS :target,
+          left_contacts AS (
+            UPDATE contacts c SET unsubscribed = :entries::jsonb || c.unsubscribed, updated_at = date_trunc('milliseconds', now())
+            FROM target t WHERE c.organization_id = :orgId AND c.id = t.id
+            RETURNING c.id, c.email, c.phone, t.before),
+          src AS (
+            SELECT 'contact.unsubscribed'::text AS type, :at::timestamptz AS occurred_at,
+                   jsonb_object(ARRAY['contactId', 'channel', 'address', 'source'], ARRAY[l.id::text, ch.channel, CASE WHEN ch.channel = 'email' THEN l.email ELSE l.phone END, :source::text]) AS data
+            FROM left_contacts l CROSS JOIN unnest(:channels::text[]) AS ch(channel)
+            WHERE (l.before -> ch.channel) IS NULL),
+          ${outboxWrites('src')}
+     SELECT (SELECT count(*) FROM left_contacts)::int AS changed, ${WOKEN}`,
+    { orgId, target, entries: JSON.stringify(entries), at, source, channels: [...channels] },
+  )) as { rows: (Woken & { changed: number })[] };
+  return { changed: rows[0]!.changed, endpoints: rows[0]!.webhook_endpoints ?? [] };
 }
 
-/** The `contact.unsubscribed` events of contacts that left a channel (platform.md, "Outbound webhooks"). */
-const unsubscribedEvents = (left: Left[], channel: Channel, source: ConsentSource, at: Date): NewEvent[] =>
-  left.map((c) => ({ type: 'contact.unsubscribed', occurredAt: at, data: { contactId: c.id, channel, address: c.address, source } }));
-
-/** The matching contacts that left the channel are back in it (their entry removed); returns how many. */
-async function rejoinChannel(db: Conn, { orgId, match, channel }: { orgId: string; match: Match; channel: Channel }): Promise<number> {
+/** The matching contacts that left any of the channels are back in them (their entries removed); returns how many. */
+async function rejoinChannels(db: Conn, { orgId, match, channels }: { orgId: string; match: Match; channels: readonly Channel[] }): Promise<number> {
   return tenant(db, orgId)
     .scoped('contacts')
     .modify(match)
-    .whereRaw(leftChannel(channel))
-    .update({ unsubscribed: db.raw('contacts.unsubscribed - ?::text', [channel]), updated_at: nowMs(db) });
+    .modify(anyOf(channels, leftChannel))
+    .update({ unsubscribed: db.raw('contacts.unsubscribed - ?::text[]', [[...channels]]), updated_at: nowMs(db) });
 }
 
 /** A transaction-scoped advisory lock key for an address of an organization (64 bits of a hash). */
 const addressLock = (orgId: string, address: string) => createHash('sha256').update(`consent:${orgId}:${address}`).digest().readBigInt64BE(0).toString();
 
 /**
- * Sets the consent of these contacts, or of every contact of the organization with this address,
- * for one channel; returns how many contacts changed. Repeating it is harmless. Unsubscribing an
- * address no contact has creates a contact holding it (named by it), so campaigns' suppression
- * finds it. Each contact that leaves the channel is a `contact.unsubscribed` event, written in the
- * same transaction; the endpoints it goes to are woken after the commit, or, when the caller's
- * transaction holds this change, collected in `woken` for the caller to wake after its own.
+ * Sets the consent of these contacts, of every contact of the organization with this address, or of
+ * the contacts a filter matches, for one channel or several (an address names its contacts on one
+ * channel only); returns how many contacts changed (left or rejoined at least one of the channels).
+ * Repeating it is harmless. Unsubscribing an address no contact has creates a contact holding it
+ * (named by it), so campaigns' suppression finds it. Each channel a contact leaves is a
+ * `contact.unsubscribed` event, written in the same transaction; the endpoints it goes to are woken
+ * after the commit, or, when the caller's transaction holds this change, collected in `woken` for
+ * the caller to wake after its own.
  */
 export async function setSubscription(
   db: Conn,
   orgId: string,
   who: Recipients,
-  channel: Channel,
+  channelOrChannels: Channel | readonly Channel[],
   status: SubscriptionStatus,
   source: ConsentSource,
   at: Date = new Date(),
   woken?: Set<string>,
 ): Promise<number> {
+  const channels = typeof channelOrChannels === 'string' ? [channelOrChannels] : [...new Set(channelOrChannels)];
+  if (!channels.length) return 0;
   let match: Match;
   let address: string | null = null;
   if ('contactIds' in who) {
     const ids = [...new Set(who.contactIds.map((id) => id.toLowerCase()))].filter(isUuid);
     if (!ids.length) return 0;
     match = (q) => q.whereIn('contacts.id', ids);
+  } else if ('matching' in who) {
+    match = who.matching;
   } else {
-    address = addressKey(channel, who.address);
+    if (channels.length !== 1) throw new Error('an address names its contacts on one channel');
+    address = addressKey(channels[0]!, who.address);
     if (!address) return 0;
-    match = withAddress(channel, address);
+    match = withAddress(channels[0]!, address);
   }
-  if (status === 'subscribed') return rejoinChannel(db, { orgId, match, channel });
+  if (status === 'subscribed') return rejoinChannels(db, { orgId, match, channels });
   const endpoints = woken ?? new Set<string>();
   const changed = await db.transaction(async (trx) => {
     // The lock keeps two clicks at once from creating the address's contact twice.
     if (address !== null) await trx.raw('SELECT pg_advisory_xact_lock(?::bigint)', [addressLock(orgId, address)]);
-    let left = await leaveChannel(trx, { orgId, match, channel, entry: leftEntry(source, at) });
-    if (!left.length && address !== null && !(await tenant(trx, orgId).scoped('contacts').modify(match).first('contacts.id'))) {
+    const left = await leaveChannels(trx, { orgId, match, channels, source, at });
+    left.endpoints.forEach((id) => endpoints.add(id));
+    if (!left.changed && address !== null && !(await tenant(trx, orgId).scoped('contacts').modify(match).first('contacts.id'))) {
+      const channel = channels[0]!;
       const [created] = (await trx('contacts')
         .insert({
           organization_id: orgId,
@@ -172,10 +210,10 @@ export async function setSubscription(
           unsubscribed: JSON.stringify(unsubscribedOf({ [channel]: 'unsubscribed' }, source, at)),
         })
         .returning(['id'])) as { id: string }[];
-      left = [{ id: created!.id, address }];
+      for (const id of await emit(trx, orgId, [unsubscribedEvent(created!.id, channel, address, source, at)])) endpoints.add(id);
+      return 1;
     }
-    for (const id of await emit(trx, orgId, unsubscribedEvents(left, channel, source, at))) endpoints.add(id);
-    return left.length;
+    return left.changed;
   });
   if (!woken) await wake(db as Db, orgId, [...endpoints]);
   return changed;

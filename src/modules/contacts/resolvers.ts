@@ -1,6 +1,8 @@
 import type { Resolvers } from '../../graphql/generated/resolvers-types.js';
 import { compact, connection, pageArgs } from '../../graphql/glue.js';
 import type { GroupDto } from '../groups/dto.js';
+import { bulk } from './bulk.js';
+import { exportLink } from './export.js';
 import * as contacts from './service.js';
 
 /** The input with its nulls read as "not given", those of `subscriptions` too (a channel left out is kept). */
@@ -13,11 +15,13 @@ export const resolvers: Resolvers = {
   Query: {
     contacts: async (_, args, ctx) => connection(await contacts.list(ctx, compact(args.filter), pageArgs(args))),
     contact: (_, { id }, ctx) => contacts.get(ctx, undefined, { id }),
+    contactExport: (_, args, ctx) => exportLink(ctx, compact(args.filter), {}),
   },
   Mutation: {
     createContact: (_, { input }, ctx) => contacts.create(ctx, contactInput(input), {}),
     updateContact: (_, { id, input }, ctx) => contacts.update(ctx, contactInput(input), { id }),
     deleteContact: (_, { id }, ctx) => contacts.remove(ctx, undefined, { id }),
+    bulkContacts: (_, { input }, ctx) => bulk(ctx, { ...compact(input), ...(input.filter && { filter: compact(input.filter) }) }, {}),
   },
   Contact: {
     groupIds: (contact) => contact.groups,

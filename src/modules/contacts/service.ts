@@ -16,8 +16,9 @@ import { leftChannel, setSubscription, SUBSCRIPTION_STATUSES, unsubscribedOf, ty
 import { attributesChange, attributesFilter, containments, gatherQueryFilters, merge, mergeProblems, type Attributes, type AttributesChange } from './attributes.js';
 import { contactColumns, toContactDto, type ContactRow } from './dto.js';
 
-const READ = { role: 'any', apiKeys: true } as const;
-const WRITE = { role: 'admin', apiKeys: true } as const;
+/** Who may read contacts, and who may change them (the export and the bulk actions say the same). */
+export const READ = { role: 'any', apiKeys: true } as const;
+export const WRITE = { role: 'admin', apiKeys: true } as const;
 
 const subscriptionStatus = z.enum(SUBSCRIPTION_STATUSES).optional();
 
@@ -54,7 +55,7 @@ type ContactInput = z.output<typeof updateInput>;
 /** What `resolveFields` judges of a contact. */
 type Addresses = Pick<ContactInput, 'email' | 'phone' | 'countryCode'>;
 
-const filterInput = z.preprocess(
+export const filterInput = z.preprocess(
   gatherQueryFilters,
   z.strictObject({
     group: v.id().optional(),
@@ -146,7 +147,14 @@ function mergedAttributes(stored: Attributes, change: AttributesChange): Attribu
 
 /** The newest-first list, narrowed by group membership, tag, a text search, attribute values and a channel left. */
 export function listQuery(t: Tenant, filter: ContactFilter) {
-  const q = t.scoped('contacts').select(contactColumns(t.db, t.orgId));
+  return t.scoped('contacts').select(contactColumns(t.db, t.orgId)).modify(matching(t, filter));
+}
+
+/**
+ * The list filter's conditions, to narrow any query of the organization's contacts (the list, the
+ * export, a bulk action): one meaning of "the contacts matching this filter" for all of them.
+ */
+export const matching = (t: Tenant, filter: ContactFilter) => (q: Knex.QueryBuilder) => {
   if (filter.group) {
     q.whereExists(
       t.db('contact_groups as cg')
@@ -164,7 +172,7 @@ export function listQuery(t: Tenant, filter: ContactFilter) {
   }
   if (filter.unsubscribed) q.whereRaw(leftChannel(filter.unsubscribed));
   return q;
-}
+};
 
 export const list = operation({
   access: READ,

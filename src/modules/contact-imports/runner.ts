@@ -1,0 +1,261 @@
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { parse } from 'csv-parse';
+import type pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import type { Deps } from '../../context.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { run } from '../../db/statements.js';
+import { wake } from '../../delivery/outbox.js';
+import { CHANNELS, type Channel } from '../../delivery/types.js';
+import { setSubscription } from '../consent/service.js';
+import type { ImportOptions, Layout } from './options.js';
+import { copyLine, isRowError, stageRow, STAGING_COLUMNS, type RowError, type RowRules } from './rows.js';
+import {
+  batchEnd,
+  batchMerged,
+  claimImport,
+  countMatched,
+  dropStaging,
+  finishImport,
+  insertUnmatched,
+  lockImport,
+  markStaged,
+  nameless,
+  readChunk,
+  stagingProgress,
+  updateMatched,
+  type ImportRow,
+} from './sql.js';
+
+/** The most rows a file may have (platform.md). */
+export const MAX_ROWS = 1_000_000;
+/** Match keys merged per transaction: a batch is whole or absent, and a cancel waits for one at most. */
+const BATCH_KEYS = 20_000;
+/** Rows between two progress reports while the file is read. */
+const PROGRESS_EVERY = 50_000;
+/** The row errors an import keeps. */
+export const MAX_ERRORS = 1_000;
+
+/** Stored with the import: its options, and the file's layout read at upload. */
+export interface StoredOptions extends Omit<ImportOptions, 'mapping'> {
+  layout: Layout;
+}
+
+/** Why an import stopped short: the file was malformed (it fails) or it was canceled (it stops). */
+class Stop extends Error {
+  constructor(
+    /** `superseded`: another worker took the import over (this one was too slow to renew its lease): it carries on, this one leaves. */
+    readonly reason: 'failed' | 'canceled' | 'superseded',
+    message: string = reason,
+  ) {
+    super(message);
+  }
+}
+
+/** Why the import is no longer this worker's to run. */
+async function stopped(deps: Deps, job: ImportRow): Promise<Stop> {
+  const now = (await deps.db('contact_imports').where({ organization_id: job.organization_id, id: job.id }).first('status', 'attempts')) as Pick<ImportRow, 'status' | 'attempts'> | undefined;
+  return new Stop(now?.status === 'running' && now.attempts !== job.attempts ? 'superseded' : 'canceled');
+}
+
+const leaseUntil = (deps: Deps) => new Date(Date.now() + deps.config.campaignLeaseSeconds * 1000);
+
+/** The stored file, chunk by chunk, as the upload cut it. */
+async function* chunksOf(deps: Deps, orgId: string, importId: string): AsyncGenerator<Buffer> {
+  for (let seq = 0; ; seq++) {
+    const [chunk] = await run(deps.db, readChunk, { orgId, importId, seq });
+    if (!chunk) return;
+    yield chunk.data;
+  }
+}
+
+/** The first line of a record: its last line less the line breaks inside its fields. */
+const firstLine = (record: string[], lastLine: number) => lastLine - record.reduce((n, field) => n + (field.match(/\r\n|\r|\n/g)?.length ?? 0), 0);
+
+/**
+ * Reads the file into the staging table: parsed as it streams from its chunks, each row judged and
+ * copied in (`COPY ... FROM STDIN`), the rows that break a rule kept as errors (the first 1,000).
+ * All in one transaction that also marks the import staged: a worker that dies here leaves nothing,
+ * and the next reads the file again. A file that cannot be parsed, or holds more than 1,000,000 rows,
+ * fails the import before anything is merged.
+ */
+async function stage(deps: Deps, job: ImportRow, options: StoredOptions): Promise<void> {
+  const orgId = job.organization_id;
+  const org = (await deps.db('organizations').where('organizations.id', orgId).first('country')) as { country: string } | undefined;
+  const rules: RowRules = { layout: options.layout, orgCountry: org?.country ?? null, dotlessDomains: !deps.config.blockPrivateHosts };
+  const errors: RowError[] = [];
+  let rows = 0;
+  let failed = 0;
+  const pool = deps.db.client as { acquireConnection(): Promise<pg.PoolClient>; releaseConnection(c: pg.PoolClient): Promise<void> };
+  const client = await pool.acquireConnection();
+  try {
+    await client.query('BEGIN');
+    const copy = client.query(copyFrom(`COPY contact_import_rows (${STAGING_COLUMNS}) FROM STDIN`));
+    let pending = '';
+    const toCopy = new Transform({
+      writableObjectMode: true,
+      async transform({ record, info }: { record: string[]; info: { lines: number } }, _enc, done) {
+        try {
+          rows++;
+          if (rows > MAX_ROWS) throw new Stop('failed', `the file has more than ${MAX_ROWS.toLocaleString('en')} rows`);
+          const staged = stageRow(record, firstLine(record, info.lines), rules);
+          if (isRowError(staged)) {
+            failed++;
+            if (errors.length < MAX_ERRORS) errors.push(staged);
+          } else {
+            pending += copyLine(orgId, job.id, staged);
+          }
+          if (rows % PROGRESS_EVERY === 0) {
+            const [still] = await run(deps.db, stagingProgress, { orgId, importId: job.id, attempt: job.attempts, rowsRead: rows, now: new Date(), leasedUntil: leaseUntil(deps) });
+            if (!still) throw await stopped(deps, job);
+          }
+          if (pending.length >= 64 * 1024) {
+            const out = pending;
+            pending = '';
+            done(null, out);
+            return;
+          }
+          done();
+        } catch (err) {
+          done(err as Error);
+        }
+      },
+      flush(done) {
+        done(null, pending || undefined);
+      },
+    });
+    const parser = parse({
+      bom: true,
+      delimiter: options.layout.delimiter,
+      from_line: 2,
+      relax_column_count: true,
+      skip_empty_lines: true,
+      info: true,
+    });
+    try {
+      await pipeline(Readable.from(chunksOf(deps, orgId, job.id)), parser, toCopy, copy);
+    } catch (err) {
+      if (err instanceof Stop) throw err;
+      const csv = err as { code?: string; message?: string; lines?: number };
+      if (typeof csv.code === 'string' && csv.code.startsWith('CSV_')) {
+        throw new Stop('failed', `the file is not valid CSV${csv.lines ? ` at line ${csv.lines}` : ''}: ${csv.message}`);
+      }
+      throw err;
+    }
+    const [still] = (
+      await client.query({
+        text: markStaged.text,
+        values: markStaged.order.map((k) => ({ orgId, importId: job.id, attempt: job.attempts, rows, failed, errors: JSON.stringify(errors), now: new Date(), leasedUntil: leaseUntil(deps) })[k]),
+      })
+    ).rows;
+    if (!still) throw await stopped(deps, job);
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    await pool.releaseConnection(client);
+  }
+}
+
+/** The entry a channel left by an import gets (consent's shape: when, and how). */
+const leftEntry = (at: Date) => JSON.stringify({ at: at.toISOString(), source: 'import' });
+
+/**
+ * Merges the staged rows into the organization's contacts, one transaction per batch of match keys,
+ * each ending with the resume point and the counters; the import's row is locked first, so a cancel
+ * is seen before a batch and never lands in the middle of one.
+ */
+async function merge(deps: Deps, job: ImportRow, options: StoredOptions): Promise<void> {
+  const orgId = job.organization_id;
+  const by = options.layout.matchBy;
+  let after = job.merged_through ?? '';
+  for (;;) {
+    const woken = new Set<string>();
+    const done = await deps.db.transaction(async (trx) => {
+      const [locked] = await run(trx, lockImport, { orgId, importId: job.id });
+      if (locked?.status !== 'running') throw new Stop('canceled');
+      if (locked.attempts !== job.attempts) throw new Stop('superseded');
+      const [end] = await run(trx, batchEnd, { orgId, importId: job.id, after, size: BATCH_KEYS });
+      if (!end?.upto) return true;
+      const now = new Date();
+      const batch = { orgId, importId: job.id, after, upto: end.upto };
+      const common = { ...batch, tags: options.tags, groups: options.groups, now };
+      let updated = 0;
+      let skipped = Number(end.rows) - Number(end.keys);
+      if (options.existing === 'update') {
+        const changed = await run(trx, updateMatched(by), common);
+        updated = new Set(changed.map((c) => c.match_key)).size;
+        await leaveChannels(trx, orgId, changed, now, woken);
+      } else {
+        const [matched] = await run(trx, countMatched(by), batch);
+        skipped += Number(matched?.matched ?? 0);
+      }
+      const [created] = await run(trx, insertUnmatched(by), { ...common, left: leftEntry(now) });
+      const unnamed = await run(trx, nameless(by), batch);
+      const errors = unnamed.map((r) => ({ line: r.line, message: 'name is required for a new contact' }));
+      const [still] = await run(trx, batchMerged, {
+        orgId,
+        importId: job.id,
+        upto: end.upto,
+        created: Number(created?.created ?? 0),
+        updated,
+        skipped,
+        failed: errors.length,
+        errors: JSON.stringify(errors),
+        now,
+        leasedUntil: leaseUntil(deps),
+      });
+      if (!still) throw new Stop('canceled');
+      after = end.upto;
+      return false;
+    });
+    await wake(deps.db, orgId, [...woken]);
+    if (done) return;
+  }
+}
+
+/** Updated contacts whose row says they left channels leave them through consent's one home (events included). */
+async function leaveChannels(trx: Parameters<typeof setSubscription>[0], orgId: string, changed: { id: string; leaves: string[] }[], at: Date, woken: Set<string>) {
+  const byChannel = new Map<Channel, string[]>();
+  for (const c of changed) for (const channel of c.leaves as Channel[]) if (CHANNELS.includes(channel)) byChannel.set(channel, [...(byChannel.get(channel) ?? []), c.id]);
+  for (const [channel, contactIds] of byChannel) await setSubscription(trx, orgId, { contactIds }, channel, 'unsubscribed', 'import', at, woken);
+}
+
+/**
+ * Runs an import to its end, or as far as this worker gets: claims it (a second import of the
+ * organization waits: this returns and the running one starts it when it ends), stages the file
+ * unless an earlier attempt did, merges from the last whole batch, and ends it. Safe to run twice.
+ */
+export async function runImport(deps: Deps, orgId: string, importId: string): Promise<'done' | 'waiting' | 'gone'> {
+  let job: ImportRow | undefined;
+  try {
+    [job] = await run(deps.db, claimImport, { orgId, importId, now: new Date(), leasedUntil: leaseUntil(deps) });
+  } catch (err) {
+    if (isUniqueViolation(err)) return 'waiting';
+    throw err;
+  }
+  if (!job) return 'gone';
+  const options = job.options as unknown as StoredOptions;
+  let outcome: { status: 'completed' | 'failed'; failure: string | null } | null = { status: 'completed', failure: null };
+  try {
+    if (!job.staged) {
+      await stage(deps, job, options);
+      // Fresh statistics for the rows just copied: planned without them, the first batch's insert
+      // took 20 times as long as the next ones.
+      await deps.db.raw('ANALYZE contact_import_rows');
+    }
+    await merge(deps, job, options);
+  } catch (err) {
+    if (!(err instanceof Stop)) throw err;
+    if (err.reason === 'superseded') return 'gone';
+    outcome = err.reason === 'failed' ? { status: 'failed', failure: err.message } : null;
+  }
+  if (outcome) {
+    const [ended] = await run(deps.db, finishImport, { orgId, importId, attempt: job.attempts, ...outcome, now: new Date() });
+    if (!ended && (await stopped(deps, job)).reason === 'superseded') return 'gone';
+  }
+  await run(deps.db, dropStaging, { orgId, importId });
+  return 'done';
+}

@@ -1,0 +1,44 @@
+import type { TaskList } from 'graphile-worker';
+import type { Deps } from '../../context.js';
+import { run } from '../../db/statements.js';
+import { IMPORT_TASK, importJob } from './jobs.js';
+import { runImport } from './runner.js';
+import { nextQueued } from './sql.js';
+
+/** The contact imports' queue task: runs the import, then starts the organization's next one waiting. */
+export function importTasks(deps: Deps): TaskList {
+  return {
+    [IMPORT_TASK]: async (payload) => {
+      const { orgId, importId } = payload as { orgId: string; importId: string };
+      const outcome = await runImport(deps, orgId, importId);
+      if (outcome !== 'done') return;
+      const [next] = await run(deps.db, nextQueued, { orgId });
+      if (next) await deps.queue.add(importJob(orgId, next.id));
+    },
+  };
+}
+
+/**
+ * The imports' part of the periodic sweep: a running import whose worker's lease ran out (the
+ * worker died) is queued again, to resume after its last whole batch; a queued import is queued
+ * again when its organization has none running (its job was lost, or it waited for one that died).
+ */
+export async function sweepImports(deps: Deps): Promise<void> {
+  const orphaned = (await deps.db('contact_imports as i')
+    .whereIn('i.status', ['queued', 'running'])
+    .where((w) =>
+      w
+        .where((r) => r.where('i.status', 'running').andWhere('i.leased_until', '<', new Date()))
+        .orWhere((q) =>
+          q
+            .where('i.status', 'queued')
+            .andWhere('i.created_at', '<', new Date(Date.now() - deps.config.campaignLeaseSeconds * 1000))
+            .whereNotExists(deps.db('contact_imports as r').whereRaw('r.organization_id = i.organization_id').andWhere('r.status', 'running')),
+        ),
+    )
+    .select('i.organization_id', 'i.id')
+    .limit(1000)) as { organization_id: string; id: string }[];
+  if (!orphaned.length) return;
+  deps.log.warn({ imports: orphaned.length }, 'requeueing contact imports left by a dead worker');
+  await deps.queue.addMany(orphaned.map((i) => ({ ...importJob(i.organization_id, i.id), runAt: new Date() })));
+}
