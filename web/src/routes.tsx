@@ -27,6 +27,14 @@ export const routes: RouteObject[] = [
           { index: true, ...page(() => import('./pages/dashboard/DashboardPage')) },
           { path: 'contacts', ...page(() => import('./pages/contacts/ContactsPage')) },
           { path: 'contacts/:id', ...page(() => import('./pages/contacts/ContactPage')) },
+          {
+            path: 'imports',
+            element: <RequireAdmin />,
+            children: [
+              { index: true, ...page(() => import('./pages/imports/ImportPage')) },
+              { path: ':id', ...page(() => import('./pages/imports/ImportProgressPage')) },
+            ],
+          },
           { path: 'groups', ...page(() => import('./pages/groups/GroupsPage')) },
           { path: 'templates', ...page(() => import('./pages/templates/TemplatesPage')) },
           { path: 'send', ...page(() => import('./pages/send/SendPage')) },

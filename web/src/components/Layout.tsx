@@ -17,6 +17,7 @@ interface NavItem {
 const NAV: NavItem[] = [
   { to: '/', label: 'Dashboard' },
   { to: '/contacts', label: 'Contacts' },
+  { to: '/imports', label: 'Import contacts', adminOnly: true },
   { to: '/groups', label: 'Groups' },
   { to: '/templates', label: 'Templates' },
   { to: '/send', label: 'Send' },

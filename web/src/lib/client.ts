@@ -40,6 +40,8 @@ export function createHeraldClient(token: string | null): { client: Client; disp
           // Values without an identity of their own live inside their parent.
           Analytics: () => null,
           PageInfo: () => null,
+          ContactExportLink: () => null,
+          ContactBulkResult: () => null,
         },
         // Every mutation may change what the lists hold: one rule for all of them.
         updates: { Mutation: new Proxy({}, { get: () => (_result: unknown, _args: unknown, cache: Cache) => invalidateLists(cache) }) },

@@ -1,7 +1,7 @@
-import { Badge, Button, ColorSwatch, Group, Table, Text, VisuallyHidden } from '@mantine/core';
+import { Alert, Badge, Button, Checkbox, ColorSwatch, Group, Table, Text, VisuallyHidden } from '@mantine/core';
 import { lazy, Suspense, useState } from 'react';
 import { Link } from 'react-router';
-import { useMutation, useQuery } from 'urql';
+import { useMutation, useQuery, type CombinedError } from 'urql';
 import { CursorPager } from '../../components/CursorPager';
 import { EmptyState } from '../../components/EmptyState';
 import { ErrorAlert } from '../../components/ErrorAlert';
@@ -14,6 +14,9 @@ import { fieldErrors } from '../../lib/errors';
 import { formatDateTime } from '../../lib/format';
 import { useMe } from '../../lib/me';
 import { useCursorPages } from '../../lib/use-cursor-pages';
+import { useSelection } from '../../lib/use-selection';
+import { BulkActions, contactsCount } from './BulkActions';
+import { ContactExport } from './ContactExport';
 import { CHANNELS } from './fields';
 import { ContactFilters, useContactFilters } from './ContactFilters';
 import { DeleteContact } from './documents';
@@ -47,28 +50,44 @@ export default function ContactsPage() {
   const { filter } = filters;
   const filterKey = JSON.stringify(filter);
   const pages = useCursorPages();
-  // A new filter starts again at its first page (adjusted while rendering, so no query runs with the old cursor).
+  const selection = useSelection();
+  // A new filter starts again at its first page (adjusted while rendering, so no query runs with the
+  // old cursor), with nothing selected: a bulk action applies to what the list shows.
   const [pagedFilter, setPagedFilter] = useState(filterKey);
   if (pagedFilter !== filterKey) {
     setPagedFilter(filterKey);
     pages.reset();
+    selection.clear();
   }
   const after = pagedFilter === filterKey ? pages.after : null;
   const [{ data, fetching, error }] = useQuery({ query: ContactsQueryDocument, variables: { first: PAGE_SIZE, after, filter } });
   const [deleteState, deleteContact] = useMutation(DeleteContact);
   const [editing, setEditing] = useState<ContactFieldsFragment | 'new' | null>(null);
+  const [exportError, setExportError] = useState<CombinedError | undefined>();
+  const [bulkDone, setBulkDone] = useState<string | null>(null);
 
   // A 400 about the filter names its field (`filter.attributes`): shown on that filter's control.
   const filterErrors = Object.fromEntries(Object.entries(fieldErrors(error)).map(([k, v]) => [k.replace(/^filter\./, ''), v]));
   const contacts = data?.contacts;
   const filtered = isFiltered(filter);
+  const onPage = contacts?.edges.map(({ node }) => node._id) ?? [];
+  const pageSelected = onPage.filter((id) => selection.selected.has(id)).length;
 
   return (
     <>
-      <PageHeader title="Contacts">{isAdmin && <Button onClick={() => setEditing('new')}>New contact</Button>}</PageHeader>
+      <PageHeader title="Contacts">
+        <ContactExport filter={filter} onError={setExportError} />
+        {isAdmin && <Button onClick={() => setEditing('new')}>New contact</Button>}
+      </PageHeader>
       <ContactFilters filters={filters} errors={filterErrors} />
       {!Object.keys(filterErrors).length && <ErrorAlert error={error} />}
       <ErrorAlert error={deleteState.error} />
+      <ErrorAlert error={exportError} title="The export could not start" />
+      {bulkDone && (
+        <Alert color="indigo" role="status" title="Bulk action done" withCloseButton closeButtonLabel="Dismiss" onClose={() => setBulkDone(null)} mb="md">
+          {bulkDone}
+        </Alert>
+      )}
       {!contacts && fetching && <PageLoader />}
       {contacts && contacts.edges.length === 0 && !filtered && (
         <EmptyState title="No contacts yet">
@@ -92,10 +111,36 @@ export default function ContactsPage() {
       )}
       {contacts && contacts.edges.length > 0 && (
         <>
+          {isAdmin && (
+            <Group justify="space-between" mb="xs">
+              <Text size="sm" c="dimmed" aria-live="polite">
+                {selection.selected.size ? `${contactsCount(selection.selected.size)} selected` : 'Select contacts, or act on all that match the filters'}
+              </Text>
+              <BulkActions
+                selected={[...selection.selected]}
+                filter={filter}
+                matching={contacts.totalCount}
+                onDone={(summary) => {
+                  selection.clear();
+                  setBulkDone(summary);
+                }}
+              />
+            </Group>
+          )}
           <Table.ScrollContainer minWidth={900}>
             <Table striped highlightOnHover>
               <Table.Thead>
                 <Table.Tr>
+                  {isAdmin && (
+                    <Table.Th w={40}>
+                      <Checkbox
+                        aria-label="Select all contacts on this page"
+                        checked={pageSelected === onPage.length}
+                        indeterminate={pageSelected > 0 && pageSelected < onPage.length}
+                        onChange={(e) => selection.toggleAll(onPage, e.currentTarget.checked)}
+                      />
+                    </Table.Th>
+                  )}
                   <Table.Th>Name</Table.Th>
                   <Table.Th>Email</Table.Th>
                   <Table.Th>Phone</Table.Th>
@@ -116,6 +161,8 @@ export default function ContactsPage() {
                     key={node._id}
                     contact={node}
                     isAdmin={isAdmin}
+                    selected={selection.selected.has(node._id)}
+                    onSelect={(on) => selection.toggle(node._id, on)}
                     onEdit={() => setEditing(node)}
                     onDelete={() => {
                       if (confirm(`Delete the contact "${node.name}" for good?`)) void deleteContact({ id: node._id });
@@ -147,11 +194,25 @@ export default function ContactsPage() {
   );
 }
 
-/** One contact in the list; its name leads to the contact's page. */
-function ContactRow({ contact, isAdmin, onEdit, onDelete }: { contact: ContactFieldsFragment; isAdmin: boolean; onEdit: () => void; onDelete: () => void }) {
+interface RowProps {
+  contact: ContactFieldsFragment;
+  isAdmin: boolean;
+  selected: boolean;
+  onSelect: (on: boolean) => void;
+  onEdit: () => void;
+  onDelete: () => void;
+}
+
+/** One contact in the list; its name leads to the contact's page. An admin can select it for a bulk action. */
+function ContactRow({ contact, isAdmin, selected, onSelect, onEdit, onDelete }: RowProps) {
   const left = CHANNELS.filter(({ value }) => contact.subscriptions[value].status === 'unsubscribed').map(({ label }) => label);
   return (
     <Table.Tr>
+      {isAdmin && (
+        <Table.Td>
+          <Checkbox aria-label={`Select ${contact.name}`} checked={selected} onChange={(e) => onSelect(e.currentTarget.checked)} />
+        </Table.Td>
+      )}
       <Table.Td miw={140}>
         <Link to={`/contacts/${contact._id}`}>{contact.name}</Link>
       </Table.Td>
