@@ -171,7 +171,12 @@ async function merge(deps: Deps, job: ImportRow, options: StoredOptions): Promis
   const orgId = job.organization_id;
   const by = options.layout.matchBy;
   let after = job.merged_through ?? '';
-  for (;;) {
+  for (let merged = 0; ; merged++) {
+    // The planner's idea of the organization's contacts must keep up with the import: estimated at
+    // a handful (an organization new to the statistics), each batch's lookup of existing contacts
+    // was planned as a scan of all of them per row, and the import grew slower with every batch.
+    // Statistics refreshed as the organization doubles cost a few ANALYZEs per import.
+    if (merged > 0 && (merged & (merged - 1)) === 0) await deps.db.raw('ANALYZE contacts');
     const woken = new Set<string>();
     const done = await deps.db.transaction(async (trx) => {
       const [locked] = await run(trx, lockImport, { orgId, importId: job.id });
