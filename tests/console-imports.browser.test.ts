@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import type { Herald } from '../src/server.js';
 import { consoleBrowser, describeInBrowser, expectAccessible, type ConsoleBrowser } from './helpers/console.js';
-import { addUser, heraldWithOrg, type Client, type Org } from './helpers/herald.js';
+import { addUser, heraldWithOrg, waitFor, type Client, type Org } from './helpers/herald.js';
 
 /**
  * The console's contact import: a file picked and previewed in the browser, its columns mapped, the
@@ -84,11 +84,18 @@ describeInBrowser('the console’s contact import', () => {
     await expectAccessible(page);
     await screenshot(page, 'form');
 
+    // An import of the organization already under way: this one waits its turn, so its page opens
+    // on it queued and follows it to the end live (over the subscription), whatever the machine's speed.
+    const blocker = ['name,email', ...Array.from({ length: 40_000 }, (_, i) => `Before ${i},before.${i}@example.com`)].join('\n');
+    const ahead = await api.raw('POST', '/contacts/import', blocker, { token: org.token }, { 'content-type': 'text/csv' });
+    expect(ahead.status).toBe(202);
+    await waitFor(() => api.get(`/contact-imports/${ahead.body._id}`, { token: org.token }), (r) => r.body.status === 'running');
     await page.getByRole('button', { name: 'Start import' }).click();
     await page.waitForURL(/\/imports\/[0-9a-f-]{36}$/);
     const importId = page.url().split('/').pop()!;
     await page.getByRole('heading', { name: 'Import of people.csv' }).waitFor();
-    await page.getByRole('status', { name: 'Import status' }).getByText('completed').waitFor();
+    await page.getByText('Waiting for a worker').waitFor();
+    await page.getByRole('status', { name: 'Import status' }).getByText('completed').waitFor({ timeout: 60_000 });
     expect(await countOf(page, 'Created')).toBe('1');
     expect(await countOf(page, 'Updated')).toBe('1');
     expect(await countOf(page, 'Skipped')).toBe('0');

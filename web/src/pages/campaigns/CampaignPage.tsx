@@ -1,8 +1,9 @@
-import { Anchor, Button, Card, Grid, Group, Paper, Stack, Table, Text, Title } from '@mantine/core';
-import { useEffect, type ReactNode } from 'react';
+import { Anchor, Button, Card, Grid, Group, Paper, Stack, Text, Title } from '@mantine/core';
+import { useEffect } from 'react';
 import { Link, useParams } from 'react-router';
 import { useQuery, useSubscription } from 'urql';
 import { ErrorAlert } from '../../components/ErrorAlert';
+import { FieldTable, type Field } from '../../components/FieldTable';
 import { PageHeader } from '../../components/PageHeader';
 import { PageLoader } from '../../components/PageLoader';
 import { graphql } from '../../gql';
@@ -124,7 +125,7 @@ export default function CampaignPage() {
 
 /** What the campaign is and whom it goes to. */
 function Overview({ campaign, groupNames }: { campaign: CampaignFieldsFragment; groupNames: Map<string, string> }) {
-  const rows: [string, ReactNode][] = [
+  const rows: Field[] = [
     ['Type', TYPE_LABELS[campaign.type]],
     ['Channels', channelList(campaign.channels)],
     ['Audience', <Audience key="audience" campaign={campaign} groupNames={groupNames} />],
@@ -142,18 +143,7 @@ function Overview({ campaign, groupNames }: { campaign: CampaignFieldsFragment; 
         Overview
       </Title>
       {campaign.description && <Text mb="sm">{campaign.description}</Text>}
-      <Table>
-        <Table.Tbody>
-          {rows.map(([label, value]) => (
-            <Table.Tr key={label}>
-              <Table.Th scope="row" w={130}>
-                {label}
-              </Table.Th>
-              <Table.Td>{value}</Table.Td>
-            </Table.Tr>
-          ))}
-        </Table.Tbody>
-      </Table>
+      <FieldTable fields={rows} labelWidth={130} />
     </Card>
   );
 }

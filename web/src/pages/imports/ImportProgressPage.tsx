@@ -1,8 +1,9 @@
 import { Alert, Anchor, Button, Card, Grid, Group, Modal, Stack, Table, Text, Title } from '@mantine/core';
-import { useState, type ReactNode } from 'react';
+import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { useMutation, useQuery, useSubscription } from 'urql';
 import { ErrorAlert } from '../../components/ErrorAlert';
+import { FieldTable, type Field } from '../../components/FieldTable';
 import { PageHeader } from '../../components/PageHeader';
 import { PageLoader } from '../../components/PageLoader';
 import { graphql } from '../../gql';
@@ -127,7 +128,7 @@ function CancelDialog({ id, onClose }: { id: string; onClose: () => void }) {
 function Settings({ contactImport: i }: { contactImport: ContactImportFieldsFragment }) {
   const [{ data }] = useQuery({ query: ImportGroupOptions });
   const groupNames = new Map((data?.groups.edges ?? []).map((e) => [e.node._id, e.node.name]));
-  const rows: [string, ReactNode][] = [
+  const rows: Field[] = [
     ['File', `${importName(i)}, ${formatBytes(i.fileBytes)}`],
     ['Separator', DELIMITER_LABELS[i.delimiter] ?? i.delimiter],
     ['Found by', i.matchBy === 'email' ? 'Email' : 'Phone'],
@@ -155,18 +156,7 @@ function Settings({ contactImport: i }: { contactImport: ContactImportFieldsFrag
       <Title order={3} mb="sm">
         Settings
       </Title>
-      <Table>
-        <Table.Tbody>
-          {rows.map(([label, value]) => (
-            <Table.Tr key={label}>
-              <Table.Th scope="row" w={150}>
-                {label}
-              </Table.Th>
-              <Table.Td>{value}</Table.Td>
-            </Table.Tr>
-          ))}
-        </Table.Tbody>
-      </Table>
+      <FieldTable fields={rows} labelWidth={150} />
       <Title order={4} mt="md" mb="xs">
         Columns
       </Title>
