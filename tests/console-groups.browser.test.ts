@@ -48,7 +48,10 @@ describeInBrowser('the console’s groups page', () => {
     await page.getByRole('heading', { name: 'Groups' }).waitFor();
     await page.getByRole('button', { name: 'New group' }).first().focus();
     await page.keyboard.press('Enter');
-    // The dialog puts the focus in its first field; Enter submits the form.
+    // The dialog puts the focus in its first field (once it has opened: keys typed before that are
+    // lost, which a loaded machine showed); Enter submits the form.
+    await page.getByRole('dialog').waitFor();
+    await page.waitForFunction(() => (globalThis as any).document.activeElement?.tagName === 'INPUT');
     await page.keyboard.type('Keyboard people');
     await page.keyboard.press('Enter');
     await page.getByRole('link', { name: 'Keyboard people' }).waitFor();
