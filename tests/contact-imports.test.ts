@@ -95,14 +95,16 @@ describe('POST /contacts/import', () => {
       'Nobody,,',
       'Too,many.lines@example.com,,extra',
       'Good Two,good3.lines@example.com,+254712000009',
+      'Nul\u0000Byte,nul.lines@example.com,',
     ].join('\n');
     const done = await imported(admin, csv);
-    expect(done).toMatchObject({ status: 'completed', rowsTotal: 7, created: 3, failed: 4 });
+    expect(done).toMatchObject({ status: 'completed', rowsTotal: 8, created: 3, failed: 5 });
     expect(done.errors).toEqual([
       { line: 3, column: 'email', message: 'email must be a valid email' },
       { line: 6, column: 'phone', message: 'phone must be a valid phone number' },
       { line: 7, column: null, message: 'email or phone is required' },
       { line: 8, column: null, message: 'has 4 fields, the header has 3' },
+      { line: 10, column: 'name', message: 'name must not contain a NUL character' },
     ]);
     expect((await bySearch(admin, 'lines@example.com')).map((c) => c.name).sort()).toEqual(['Good One', 'Good Two', 'Multi\nLine']);
   });

@@ -70,6 +70,8 @@ export function stageRow(record: string[], line: number, rules: RowRules): Stage
   for (let i = 0; i < columns.length; i++) {
     const { header, target } = columns[i]!;
     const cell = record[i]!.trim();
+    // Postgres text (and JSON text) cannot hold a NUL: such a row is reported, never copied.
+    if (cell.includes('\0')) return { line, column: header, message: `${header} must not contain a NUL character` };
     if (!target || !cell) continue;
     switch (target.kind) {
       case 'field':

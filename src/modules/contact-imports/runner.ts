@@ -6,6 +6,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type { Deps } from '../../context.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { run } from '../../db/statements.js';
+import { tenant } from '../../db/tenant.js';
 import { wake } from '../../delivery/outbox.js';
 import { CHANNELS, type Channel } from '../../delivery/types.js';
 import { setSubscription } from '../consent/service.js';
@@ -55,7 +56,9 @@ class Stop extends Error {
 
 /** Why the import is no longer this worker's to run. */
 async function stopped(deps: Deps, job: ImportRow): Promise<Stop> {
-  const now = (await deps.db('contact_imports').where({ organization_id: job.organization_id, id: job.id }).first('status', 'attempts')) as Pick<ImportRow, 'status' | 'attempts'> | undefined;
+  const now = (await tenant(deps.db, job.organization_id).scoped('contact_imports').where('contact_imports.id', job.id).first('status', 'attempts')) as
+    | Pick<ImportRow, 'status' | 'attempts'>
+    | undefined;
   return new Stop(now?.status === 'running' && now.attempts !== job.attempts ? 'superseded' : 'canceled');
 }
 
@@ -225,9 +228,9 @@ async function merge(deps: Deps, job: ImportRow, options: StoredOptions): Promis
 
 /** Updated contacts whose row says they left channels leave them through consent's one home (events included). */
 async function leaveChannels(trx: Parameters<typeof setSubscription>[0], orgId: string, changed: { id: string; leaves: string[] }[], at: Date, woken: Set<string>) {
-  const byChannel = new Map<Channel, string[]>();
-  for (const c of changed) for (const channel of c.leaves as Channel[]) if (CHANNELS.includes(channel)) byChannel.set(channel, [...(byChannel.get(channel) ?? []), c.id]);
-  for (const [channel, contactIds] of byChannel) await setSubscription(trx, orgId, { contactIds }, channel, 'unsubscribed', 'import', at, woken);
+  const byChannel = new Map<Channel, string[]>(CHANNELS.map((channel) => [channel, []]));
+  for (const c of changed) for (const channel of c.leaves) byChannel.get(channel as Channel)?.push(c.id);
+  for (const [channel, contactIds] of byChannel) if (contactIds.length) await setSubscription(trx, orgId, { contactIds }, channel, 'unsubscribed', 'import', at, woken);
 }
 
 /**

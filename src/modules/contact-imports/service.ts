@@ -3,7 +3,8 @@ import type { Knex } from 'knex';
 import type { AuthedContext } from '../../context.js';
 import { run } from '../../db/statements.js';
 import { tenant } from '../../db/tenant.js';
-import { badRequest, conflict, payloadTooLarge, validationFailed, type FieldProblem } from '../../lib/errors.js';
+import { badRequest, conflict, payloadTooLarge, validationFailed } from '../../lib/errors.js';
+import { unknownGroups } from '../contacts/service.js';
 import { listOf, operation } from '../../operation.js';
 import { toImportDto } from './dto.js';
 import { importJob } from './jobs.js';
@@ -25,14 +26,6 @@ const HEAD_BYTES = 64 * 1024;
 export interface ImportFile {
   stream: Readable;
   name: string | null;
-}
-
-/** Every group named must be one of the organization's own. */
-async function unknownGroups(ctx: AuthedContext, ids: string[]): Promise<FieldProblem[]> {
-  if (!ids.length) return [];
-  const found = new Set((await tenant(ctx.db, ctx.caller.orgId).scoped('groups').whereIn('groups.id', ids).select('groups.id')).map((r: { id: string }) => r.id));
-  const unknown = [...new Set(ids)].filter((id) => !found.has(id));
-  return unknown.length ? [{ field: 'groups', message: `groups contains unknown group ids: ${unknown.join(', ')}` }] : [];
 }
 
 /** Reads a stream in pieces of at least `size` bytes (the last may be shorter). */
@@ -80,7 +73,7 @@ export const start = operation({
   access: WRITE,
   input: importOptions,
   async check(ctx, input) {
-    return unknownGroups(ctx, input.groups ?? []);
+    return unknownGroups(tenant(ctx.db, ctx.caller.orgId), input.groups);
   },
   async run(ctx, options, { file }: { file: ImportFile }) {
     const orgId = ctx.caller.orgId;

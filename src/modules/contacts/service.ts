@@ -88,7 +88,7 @@ async function resolveFields(ctx: AuthedContext, merged: Addresses, phoneChanged
 }
 
 /** Every id must name one of the caller's own groups; the others are a problem that names them. */
-async function unknownGroups(t: Tenant, ids: string[] | undefined): Promise<FieldProblem[]> {
+export async function unknownGroups(t: Tenant, ids: string[] | undefined): Promise<FieldProblem[]> {
   const unique = [...new Set(ids)];
   if (!unique.length) return [];
   const found = new Set((await t.scoped('groups').whereIn('groups.id', unique).select('groups.id')).map((r: { id: string }) => r.id));
