@@ -28,6 +28,11 @@ export interface Deps {
   callers: CallerCache<UserRow, KeyRow>;
   /** Announcements of campaign changes, for this process's `campaignProgress` subscribers (listening in API processes only). */
   progress: ProgressListener;
+  /**
+   * The time as recurring campaigns read it: the wall clock unless a test sets another (a fake
+   * clock). Jobs are queued at the wall-clock time that lies as far ahead as their time does on it.
+   */
+  clock?: () => Date;
 }
 
 /** Everything one request carries; built once at the edge and shared by REST and GraphQL. */

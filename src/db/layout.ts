@@ -18,6 +18,7 @@
 export const LAYOUT = {
   tenant: [
     'campaign_batches',
+    'campaign_triggers',
     'campaigns',
     'contact_groups',
     'contact_import_chunks',

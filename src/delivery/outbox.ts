@@ -109,7 +109,11 @@ export const logEventsSql = (logs: string) => `(
   FROM ${logs} l CROSS JOIN (VALUES ('message.sent'), ('message.failed')) AS k(type)
   WHERE ${ANY_ENDPOINT} AND CASE WHEN k.type = 'message.sent' THEN l.success_count > 0 ELSE l.failed_count > 0 END)`;
 
-/** SQL: the data of a campaign event (`campaign.completed`, `campaign.failed`) from a campaigns row `c` (its id, name and analytics). */
+/**
+ * SQL: the data of a campaign event (`campaign.completed`, `campaign.failed`) from a campaigns row
+ * `c` (its id, name and analytics); a run's names its campaign and, as `runId`, itself.
+ */
 export const campaignEventDataSql = (c: string) =>
-  `jsonb_build_object('campaignId', ${c}.id, 'name', ${c}.name, 'analytics', jsonb_build_object('sent', ${c}.sent, 'delivered', ${c}.delivered, 'failed', ${c}.failed,
-                      'opened', ${c}.opened, 'clicked', ${c}.clicked, 'suppressed', ${c}.suppressed))`;
+  `(jsonb_build_object('campaignId', coalesce(${c}.parent_id, ${c}.id), 'name', ${c}.name, 'analytics', jsonb_build_object('sent', ${c}.sent, 'delivered', ${c}.delivered, 'failed', ${c}.failed,
+                      'opened', ${c}.opened, 'clicked', ${c}.clicked, 'suppressed', ${c}.suppressed))
+    || CASE WHEN ${c}.parent_id IS NOT NULL THEN jsonb_build_object('runId', ${c}.id) ELSE '{}'::jsonb END)`;

@@ -3,6 +3,7 @@ import * as auth from '../modules/auth/service.js';
 import * as campaigns from '../modules/campaigns/service.js';
 import { campaignDetail, canceledCampaign, launchedCampaign, listedCampaign } from '../modules/campaigns/dto.js';
 import * as campaignDryRun from '../modules/campaigns/dry-run.js';
+import { pendingSendView } from '../modules/campaigns/runs.js';
 import * as contacts from '../modules/contacts/service.js';
 import { bulk as bulkContacts } from '../modules/contacts/bulk.js';
 import { exportContacts } from '../modules/contacts/export.js';
@@ -74,6 +75,8 @@ export const routes: Route[] = [
   { method: 'post', path: '/campaigns/:id/preview', op: campaignDryRun.preview },
   { method: 'get', path: '/campaigns/:id/estimate', op: campaignDryRun.estimate, input: none },
   { method: 'post', path: '/campaigns/:id/test', op: campaignDryRun.test },
+  { method: 'get', path: '/campaigns/:id/runs', op: campaigns.runs, list: true, input: none },
+  { method: 'get', path: '/campaigns/:id/pending-sends', op: campaigns.pendingSends, list: true, input: none, view: pendingSendView },
 
   { method: 'post', path: '/notifications/send', op: notifications.send },
   { method: 'post', path: '/notifications/send-to-all', op: notifications.sendToAll },

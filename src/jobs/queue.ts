@@ -1,4 +1,5 @@
 import { makeWorkerUtils, runMigrations, type WorkerUtils } from 'graphile-worker';
+import { statement } from '../db/statements.js';
 import type { Logger as PinoLogger } from 'pino';
 import { quietLogger } from './logger.js';
 
@@ -7,6 +8,8 @@ export interface JobSpec {
   payload: Record<string, unknown>;
   runAt?: Date;
   jobKey?: string;
+  /** With a `jobKey`: `replace` (the default) moves a waiting job to this one's time; `preserve_run_at` keeps the waiting job's time. */
+  jobKeyMode?: 'replace' | 'preserve_run_at';
   maxAttempts?: number;
 }
 
@@ -30,7 +33,7 @@ export async function createQueue(connectionString: string, log: PinoLogger): Pr
       await utils.addJob(job.task, job.payload, {
         runAt: job.runAt,
         jobKey: job.jobKey,
-        jobKeyMode: job.jobKey ? 'replace' : undefined,
+        jobKeyMode: job.jobKey ? (job.jobKeyMode ?? 'replace') : undefined,
         maxAttempts: job.maxAttempts ?? 10,
       });
     },
@@ -57,3 +60,27 @@ export async function createQueue(connectionString: string, log: PinoLogger): Pr
     },
   };
 }
+
+/**
+ * Queues a job in the caller's transaction (graphile-worker's own `add_job`), so that it exists if
+ * and only if the change that needs it commits. Reads no table of Herald's: on Citus it runs on the
+ * coordinator, where the queue's schema is.
+ */
+export const addJobStatement = statement<{ task: string; payload: string; runAt: Date; jobKey: string; mode: string; maxAttempts: number }>(
+  'herald_queue_add_job',
+  `SELECT graphile_worker.add_job(:task, :payload::json, run_at := :runAt::timestamptz, job_key := :jobKey, job_key_mode := :mode,
+                                  max_attempts := :maxAttempts::int)`,
+);
+
+/** Removes the waiting job of a key in the caller's transaction (a running one finishes). */
+export const removeJobStatement = statement<{ jobKey: string }>('herald_queue_remove_job', `SELECT graphile_worker.remove_job(:jobKey)`);
+
+/** `addJobStatement`'s parameters for a job (which must have a key). */
+export const inTransaction = (job: JobSpec & { jobKey: string }) => ({
+  task: job.task,
+  payload: JSON.stringify(job.payload),
+  runAt: job.runAt ?? new Date(),
+  jobKey: job.jobKey,
+  mode: job.jobKeyMode ?? 'replace',
+  maxAttempts: job.maxAttempts ?? 10,
+});

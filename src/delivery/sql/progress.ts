@@ -23,11 +23,13 @@ export const PROGRESS_CHANNEL = 'herald_campaign_progress';
 
 /**
  * SQL: a step (`WITH announced AS (...)`) announcing the campaigns of the step `counted`, which
- * returns the `id` of each campaign (of `:orgId`) whose counters it moved. The statement must read
+ * returns the `id` and `parent_id` of each campaign (of `:orgId`) whose counters it moved (a
+ * run's campaign is announced with it: its analytics are the runs' sums). The statement must read
  * it (`ANNOUNCED`): a step no one reads is not run.
  */
 export const announceCounted = (counted = 'counted') =>
-  `announced AS (SELECT pg_notify('${PROGRESS_CHANNEL}', :orgId::text || ':' || ${counted}.id::text) FROM ${counted})`;
+  `announced AS (SELECT pg_notify('${PROGRESS_CHANNEL}', :orgId::text || ':' || a.id::text)
+                 FROM ${counted} CROSS JOIN LATERAL (VALUES (${counted}.id), (${counted}.parent_id)) AS a(id) WHERE a.id IS NOT NULL)`;
 
 /** SQL: how many campaigns `announceCounted` announced (0 or 1), a column for the statement's answer that makes the step run. */
 export const ANNOUNCED = '(SELECT count(*) FROM announced)::int AS announced';

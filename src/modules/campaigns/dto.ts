@@ -1,6 +1,11 @@
 import type { Channel } from '../../delivery/types.js';
+import { describe, occurrences, type Recurrence } from '../../lib/recurrence.js';
 
 export type CampaignStatus = 'draft' | 'scheduled' | 'active' | 'completed' | 'canceled';
+/** A run's statuses: a campaign's, less `draft`, plus `failed` (not sent at all: the credits did not cover it). */
+export type RunStatus = Exclude<CampaignStatus, 'draft'> | 'failed';
+
+export type TriggerEvent = 'contact.created' | 'contact.added_to_group';
 
 /** A channel's message; `templateId` names the saved template its text was copied from. */
 export interface CampaignMessages {
@@ -32,6 +37,22 @@ export interface CampaignRow {
   clicked: number;
   total_recipients: number;
   created_by: string | null;
+  started_at: Date | null;
+  completed_at: Date | null;
+  /** The campaign a run belongs to; null for a campaign. */
+  parent_id: string | null;
+  /** A recurring campaign's rule and zone. */
+  recurrence: Recurrence | null;
+  /** A launched recurring campaign's next run; null once no run is left. */
+  next_run_at: Date | null;
+  trigger_event: TriggerEvent | null;
+  trigger_group_id: string | null;
+  /** An automated campaign's delay, an ISO 8601 duration. */
+  trigger_delay: string | null;
+  /** Why a failed run was not sent. */
+  failure_reason: string | null;
+  /** A recurring or automated campaign's runs summed, when read with them (`runTotals`). */
+  run_totals?: Analytics | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -60,11 +81,42 @@ export interface CampaignDto {
   manualRecipients: string[];
   messages: CampaignMessages;
   scheduleDate: string | null;
+  recurrence: RecurrenceDto | null;
+  trigger: { event: TriggerEvent; groupId: string | null } | null;
+  delay: string | null;
   analytics: Analytics;
   organization: string;
   createdBy: string | null;
   createdAt: string;
   updatedAt: string;
+}
+
+export interface RecurrenceDto extends Recurrence {
+  summary: string;
+  nextRunAt: string | null;
+  upcoming: string[];
+}
+
+/** How many upcoming run times a recurring campaign shows. */
+const UPCOMING = 5;
+
+/** A recurring campaign's rule as shown: in words, with its next runs (from now before launch, which anchors the rule then). */
+function recurrenceOf(row: CampaignRow): RecurrenceDto | null {
+  if (!row.recurrence) return null;
+  const now = new Date();
+  let upcoming: Date[] = [];
+  if (row.status === 'draft') {
+    const anchor = row.schedule_date && row.schedule_date > now ? row.schedule_date : now;
+    upcoming = occurrences(row.recurrence, anchor, new Date(anchor.getTime() - 1), UPCOMING);
+  } else if (row.next_run_at && row.status === 'active') {
+    upcoming = [row.next_run_at, ...occurrences(row.recurrence, row.schedule_date ?? row.started_at ?? row.next_run_at, row.next_run_at, UPCOMING - 1)];
+  }
+  return {
+    ...row.recurrence,
+    summary: describe(row.recurrence),
+    nextRunAt: row.status === 'active' && row.next_run_at ? row.next_run_at.toISOString() : null,
+    upcoming: upcoming.map((d) => d.toISOString()),
+  };
 }
 
 export const analyticsOf = (row: Pick<CampaignRow, 'sent' | 'delivered' | 'failed' | 'opened' | 'clicked' | 'suppressed'>): Analytics => ({
@@ -74,6 +126,15 @@ export const analyticsOf = (row: Pick<CampaignRow, 'sent' | 'delivered' | 'faile
   opened: row.opened,
   clicked: row.clicked,
   suppressed: row.suppressed,
+});
+
+const sumOf = (a: Analytics, b: Analytics): Analytics => ({
+  sent: a.sent + b.sent,
+  delivered: a.delivered + b.delivered,
+  failed: a.failed + b.failed,
+  opened: a.opened + b.opened,
+  clicked: a.clicked + b.clicked,
+  suppressed: a.suppressed + b.suppressed,
 });
 
 export const toCampaignDto = (row: CampaignRow): CampaignDto => ({
@@ -90,7 +151,10 @@ export const toCampaignDto = (row: CampaignRow): CampaignDto => ({
   manualRecipients: row.manual_recipients,
   messages: row.messages,
   scheduleDate: row.schedule_date ? row.schedule_date.toISOString() : null,
-  analytics: analyticsOf(row),
+  recurrence: recurrenceOf(row),
+  trigger: row.trigger_event ? { event: row.trigger_event, groupId: row.trigger_group_id } : null,
+  delay: row.trigger_event ? row.trigger_delay : null,
+  analytics: row.run_totals ? sumOf(analyticsOf(row), row.run_totals) : analyticsOf(row),
   organization: row.organization_id,
   createdBy: row.created_by,
   createdAt: row.created_at.toISOString(),
@@ -123,9 +187,36 @@ export const campaignDetail = (c: CampaignDto) => ({
   manualRecipients: c.manualRecipients,
   messages: c.messages,
   scheduleDate: c.scheduleDate,
+  ...(c.recurrence ? { recurrence: c.recurrence } : {}),
+  ...(c.trigger ? { trigger: c.trigger, delay: c.delay } : {}),
   analytics: c.analytics,
   createdAt: c.createdAt,
   updatedAt: c.updatedAt,
+});
+
+/** A run of a recurring or automated campaign, as both doors show it. */
+export interface RunDto {
+  _id: string;
+  scheduledAt: string;
+  startedAt: string | null;
+  completedAt: string | null;
+  status: RunStatus;
+  failureReason: string | null;
+  recipients: number;
+  analytics: Analytics;
+  createdAt: string;
+}
+
+export const toRunDto = (row: CampaignRow): RunDto => ({
+  _id: row.id,
+  scheduledAt: (row.schedule_date ?? row.created_at).toISOString(),
+  startedAt: row.started_at ? row.started_at.toISOString() : null,
+  completedAt: row.completed_at ? row.completed_at.toISOString() : null,
+  status: row.status as RunStatus,
+  failureReason: row.failure_reason,
+  recipients: row.total_recipients,
+  analytics: analyticsOf(row),
+  createdAt: row.created_at.toISOString(),
 });
 
 /** The answer the interface describes for `POST /campaigns/:id/launch`: analytics only once completed. */

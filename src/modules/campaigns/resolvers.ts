@@ -1,4 +1,4 @@
-import type { Resolvers } from '../../graphql/generated/resolvers-types.js';
+import type { CampaignTriggerEvent, Resolvers } from '../../graphql/generated/resolvers-types.js';
 import { compact, connection, pageArgs } from '../../graphql/glue.js';
 import * as messageLogs from '../message-logs/service.js';
 import type { CampaignDto } from './dto.js';
@@ -10,6 +10,15 @@ import * as campaigns from './service.js';
 const messagesInput = (messages: Record<string, object | null | undefined> | null | undefined) =>
   messages ? Object.fromEntries(Object.entries(compact(messages)).map(([channel, m]) => [channel, compact(m as object)])) : undefined;
 
+/** A trigger event as the REST door and the database write it: `CONTACT_ADDED_TO_GROUP` is `contact.added_to_group`. */
+const wireEvent = (event: CampaignTriggerEvent) => event.toLowerCase().replace('_', '.') as 'contact.created' | 'contact.added_to_group';
+
+/** The campaign types' inputs as the service reads them. */
+const typeInput = (input: { trigger?: { event: CampaignTriggerEvent; groupId?: string | null } | null; recurrence?: object | null }) => ({
+  ...(input.trigger ? { trigger: { event: wireEvent(input.trigger.event), ...compact({ groupId: input.trigger.groupId }) } } : {}),
+  ...(input.recurrence ? { recurrence: input.recurrence } : {}),
+});
+
 export const resolvers: Resolvers = {
   Query: {
     campaigns: async (_, args, ctx) => connection(await campaigns.list(ctx, undefined, pageArgs(args))),
@@ -19,9 +28,9 @@ export const resolvers: Resolvers = {
   },
   Mutation: {
     createCampaign: (_, { input }, ctx) =>
-      campaigns.create(ctx, { ...compact(input), recipients: compact(input.recipients), messages: messagesInput(input.messages) }, {}),
+      campaigns.create(ctx, { ...compact(input), recipients: compact(input.recipients), messages: messagesInput(input.messages), ...typeInput(input) }, {}),
     updateCampaign: (_, { id, input }, ctx) =>
-      campaigns.update(ctx, { ...compact(input), ...(input.messages ? { messages: messagesInput(input.messages) } : {}) }, { id }),
+      campaigns.update(ctx, { ...compact(input), ...(input.messages ? { messages: messagesInput(input.messages) } : {}), ...typeInput(input) }, { id }),
     launchCampaign: (_, { id }, ctx) => campaigns.launch(ctx, undefined, { id }),
     cancelCampaign: (_, { id }, ctx) => campaigns.cancel(ctx, undefined, { id }),
     testCampaign: (_, { id, to }, ctx) => dryRun.test(ctx, { to }, { id }),
@@ -35,5 +44,7 @@ export const resolvers: Resolvers = {
   Campaign: {
     progress: (campaign, _, ctx) => campaigns.progressOf(ctx, undefined, { id: campaign._id }),
     logs: async (campaign, args, ctx) => connection(await messageLogs.list(ctx, { campaignId: campaign._id }, pageArgs(args))),
+    runs: async (campaign, args, ctx) => connection(await campaigns.runs(ctx, undefined, { id: campaign._id, ...pageArgs(args) })),
+    pendingSends: async (campaign, args, ctx) => connection(await campaigns.pendingSends(ctx, undefined, { id: campaign._id, ...pageArgs(args) })),
   },
 };

@@ -6,21 +6,38 @@ import { idempotent } from '../../db/idempotency.js';
 import { run } from '../../db/statements.js';
 import { tenant } from '../../db/tenant.js';
 import * as credits from '../../delivery/credits.js';
-import { notifyProgress } from '../../delivery/sql/progress.js';
 import type { Channel } from '../../delivery/types.js';
-import { badRequest, conflict, validationFailed, type FieldProblem } from '../../lib/errors.js';
+import { badRequest, conflict, notFound, validationFailed, type FieldProblem } from '../../lib/errors.js';
 import { normaliseAddress } from '../../lib/addresses.js';
 import * as v from '../../lib/validation.js';
-import { listOf, operation } from '../../operation.js';
-import { materialiseAudience } from './audience.js';
-import { recipientUnits } from './costing.js';
-import { messagesSchema, resolveMessages, asInput, type MessagesInput } from './messages.js';
+import { operation } from '../../operation.js';
+import { messagesSchema, resolveMessages, type MessagesInput } from './messages.js';
 import { openChunks, processChunk } from './batches.js';
-import { toCampaignDto, type CampaignMessages, type CampaignRow } from './dto.js';
-import { chunkJob, startJob, startJobKey } from './jobs.js';
+import { toCampaignDto, type CampaignMessages, type CampaignRow, type TriggerEvent } from './dto.js';
+import { automationJobKey, runJob, runJobKey, startJob, startJobKey } from './jobs.js';
+import { announce, enqueueChunks, rollbackStart, start } from './start.js';
+import { anchorOf, clockNow, listPending, listRuns } from './runs.js';
+import { paginateAs, type PageRequest } from '../../db/pagination.js';
+import { addJobStatement, inTransaction, removeJobStatement } from '../../jobs/queue.js';
+import { checkRecurrence, nextOccurrence, type Recurrence } from '../../lib/recurrence.js';
+import { Duration } from 'luxon';
 
 const READ = { role: 'any', apiKeys: true } as const;
 const WRITE = { role: 'admin', apiKeys: true } as const;
+
+const recurrence = z.strictObject({ rule: z.string().trim().min(1).max(500), timezone: z.string().trim().min(1).max(64) });
+const TRIGGER_EVENTS = ['contact.created', 'contact.added_to_group'] as const;
+const trigger = z.strictObject({ event: z.enum(TRIGGER_EVENTS), groupId: v.id().nullable().optional() });
+/** The longest delay an automated campaign may wait. */
+const MAX_DELAY_DAYS = 366;
+const delay = z
+  .string()
+  .trim()
+  .max(64)
+  .refine((d) => {
+    const parsed = Duration.fromISO(d);
+    return parsed.isValid && parsed.as('days') >= 0 && parsed.as('days') <= MAX_DELAY_DAYS;
+  }, `must be an ISO 8601 duration from PT0S to P${MAX_DELAY_DAYS}D (PT30M, PT2H, P1D)`);
 
 const channels = z.array(z.enum(['email', 'sms', 'whatsapp'])).min(1).max(3).refine((cs) => new Set(cs).size === cs.length, 'must not repeat a channel');
 const scheduleDate = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time' }).nullable();
@@ -44,15 +61,59 @@ const createInput = z
       .optional(),
     messages: messagesSchema,
     scheduleDate: scheduleDate.optional(),
+    recurrence: recurrence.optional(),
+    trigger: trigger.optional(),
+    delay: delay.optional(),
   })
   .superRefine((input, zctx) => {
     for (const c of withoutMessage(input.channels, input.messages)) zctx.addIssue({ code: 'custom', path: ['messages', c], message: needsMessage(c) });
-  }, v.whenPassed('channels', 'messages'));
+  }, v.whenPassed('channels', 'messages'))
+  .superRefine((input, zctx) => {
+    for (const problem of typeProblems(input.type, input)) zctx.addIssue({ code: 'custom', path: [problem.field], message: problem.message });
+  }, v.whenPassed('type', 'recurrence', 'trigger', 'delay', 'recipients', 'scheduleDate'));
+
+type TypeFields = { scheduleDate?: string | null; recurrence?: unknown; trigger?: { event: TriggerEvent; groupId?: string | null }; delay?: string; recipients?: object };
+
+/** What a campaign of `type` must and must not carry (the type's own fields; an automated campaign's trigger chooses its contacts). */
+function typeProblems(type: string, input: TypeFields): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const only = (field: string, owner: string) => problems.push({ field, message: `${field} is only for ${owner} campaigns` });
+  if (type === 'recurring' && !input.recurrence) problems.push({ field: 'recurrence', message: 'recurrence is required for a recurring campaign' });
+  if (type !== 'recurring' && input.recurrence) only('recurrence', 'recurring');
+  if (type === 'automated' && !input.trigger) problems.push({ field: 'trigger', message: 'trigger is required for an automated campaign' });
+  if (type !== 'automated' && input.trigger) only('trigger', 'automated');
+  if (type !== 'automated' && input.delay !== undefined) only('delay', 'automated');
+  if (type === 'automated' && input.scheduleDate) problems.push({ field: 'scheduleDate', message: 'scheduleDate is not for automated campaigns: they answer their trigger from launch' });
+  if (input.trigger) {
+    const needsGroup = input.trigger.event === 'contact.added_to_group';
+    if (needsGroup && !input.trigger.groupId) problems.push({ field: 'trigger.groupId', message: 'trigger.groupId is required for contact.added_to_group' });
+    if (!needsGroup && input.trigger.groupId) problems.push({ field: 'trigger.groupId', message: 'trigger.groupId is only for contact.added_to_group' });
+  }
+  if (type === 'automated' && input.recipients && Object.values(input.recipients).some((list) => (list as unknown[] | undefined)?.length)) {
+    problems.push({ field: 'recipients', message: 'recipients is not for automated campaigns: the trigger chooses the contacts' });
+  }
+  return problems;
+}
+
+/** The rule as stored, or the problem with it (checked against the campaigns' clock). */
+function checkedRecurrence(ctx: AuthedContext, given: Recurrence | undefined): { recurrence?: Recurrence; problems: FieldProblem[] } {
+  if (!given) return { problems: [] };
+  const checked = checkRecurrence(given, clockNow(ctx));
+  if (checked.ok) return { recurrence: checked.recurrence, problems: [] };
+  const field = checked.problem.startsWith('timezone') ? 'recurrence.timezone' : 'recurrence.rule';
+  return { problems: [{ field, message: `recurrence.${checked.problem}` }] };
+}
+
+/** The stored delay: the ISO duration as luxon writes it (`PT0S` when none). */
+const storedDelay = (given: string | undefined) => Duration.fromISO(given ?? 'PT0S').toISO() ?? 'PT0S';
 
 const updateInput = z.strictObject({
   name: v.name().optional(),
   messages: messagesSchema.optional(),
   scheduleDate: scheduleDate.optional(),
+  recurrence: recurrence.optional(),
+  trigger: trigger.optional(),
+  delay: delay.optional(),
 });
 
 function checkMessages(chans: Channel[], messages: MessagesInput) {
@@ -63,13 +124,24 @@ function checkMessages(chans: Channel[], messages: MessagesInput) {
 }
 
 /**
- * Announces, on the commit of `trx`, that the campaign's status or counters change in it: its
- * `campaignProgress` subscribers, in any API process, read it again.
+ * The sums of a recurring or automated campaign's runs, as a column (`run_totals`, JSON): its
+ * analytics. Its runs are read through their own index, filtered by the organization itself.
  */
-const announce = (trx: Knex.Transaction, orgId: string, campaignId: string) => run(trx, notifyProgress, { orgId, campaignId });
+const runTotals = (db: Knex | Knex.Transaction, orgId: string) =>
+  db.raw(
+    `CASE WHEN campaigns.type IN ('recurring', 'automated') THEN (
+       SELECT json_build_object('sent', coalesce(sum(r.sent), 0), 'delivered', coalesce(sum(r.delivered), 0), 'failed', coalesce(sum(r.failed), 0),
+                                'opened', coalesce(sum(r.opened), 0), 'clicked', coalesce(sum(r.clicked), 0), 'suppressed', coalesce(sum(r.suppressed), 0),
+                                'total', coalesce(sum(r.total_recipients), 0))
+       FROM campaigns r WHERE r.organization_id = ? AND r.parent_id = campaigns.id) END AS run_totals`,
+    [orgId],
+  );
 
-async function load(ctx: AuthedContext, id: string): Promise<CampaignRow> {
-  return tenant(ctx.db, ctx.caller.orgId).owned<CampaignRow>('campaigns', id, ['*']);
+/** A campaign (never a run: those are reached through their campaign) with its runs' sums. */
+async function load(ctx: AuthedContext, id: string, db: Knex | Knex.Transaction = ctx.db): Promise<CampaignRow> {
+  const row = await tenant(db, ctx.caller.orgId).owned<CampaignRow>('campaigns', id, ['campaigns.*', runTotals(db, ctx.caller.orgId) as unknown as string]);
+  if (row.parent_id) throw notFound();
+  return row;
 }
 
 /** Ids that are not the caller's (unknown or another organization's): a problem naming them. */
@@ -98,7 +170,34 @@ async function manualRecipients(ctx: AuthedContext, raw: string[] | undefined): 
   return { addresses: [...addresses], problems };
 }
 
-export const list = listOf(READ, 'campaigns', ['campaigns.*'], toCampaignDto);
+export const list = operation({
+  access: READ,
+  run: (ctx, _input: undefined, page: PageRequest) =>
+    paginateAs(
+      tenant(ctx.db, ctx.caller.orgId).scoped('campaigns').whereNull('campaigns.parent_id').select('campaigns.*', runTotals(ctx.db, ctx.caller.orgId)),
+      'campaigns',
+      page,
+      toCampaignDto,
+    ),
+});
+
+/** A recurring or automated campaign's runs, newest first. */
+export const runs = operation({
+  access: READ,
+  async run(ctx, _input: undefined, { id, ...page }: { id: string } & PageRequest) {
+    await load(ctx, id);
+    return listRuns(ctx.db, ctx.caller.orgId, id, page);
+  },
+});
+
+/** An automated campaign's contacts waiting for their delay. */
+export const pendingSends = operation({
+  access: READ,
+  async run(ctx, _input: undefined, { id, ...page }: { id: string } & PageRequest) {
+    await load(ctx, id);
+    return listPending(ctx.db, ctx.caller.orgId, id, page);
+  },
+});
 
 export const get = operation({
   access: READ,
@@ -117,6 +216,8 @@ export const create = operation({
       ...(await checkOwned(ctx, 'groups', 'recipients.groups', r.groups)),
       ...(await manualRecipients(ctx, r.manual)).problems,
       ...(input.messages ? (await resolveMessages(ctx.db, ctx.caller.orgId, input.messages)).problems : []),
+      ...(input.recurrence?.rule && input.recurrence.timezone ? checkedRecurrence(ctx, input.recurrence as Recurrence).problems : []),
+      ...(input.trigger?.groupId ? await checkOwned(ctx, 'groups', 'trigger.groupId', [input.trigger.groupId]) : []),
     ];
   },
   async run(ctx, input) {
@@ -141,6 +242,10 @@ export const create = operation({
         manual_recipients: manual,
         messages: JSON.stringify(messages),
         schedule_date: input.scheduleDate ?? null,
+        recurrence: input.recurrence ? JSON.stringify(checkedRecurrence(ctx, input.recurrence).recurrence) : null,
+        trigger_event: input.trigger?.event ?? null,
+        trigger_group_id: input.trigger?.groupId ?? null,
+        trigger_delay: input.type === 'automated' ? storedDelay(input.delay) : null,
         created_by: ctx.caller.userId,
       })
       .returning('*');
@@ -154,12 +259,20 @@ export const update = operation({
   async run(ctx, input, { id }: { id: string }) {
     return ctx.db.transaction(async (trx) => {
       const t = tenant(trx, ctx.caller.orgId);
-      const campaign = await t.owned<CampaignRow>('campaigns', id, ['*']);
+      const campaign = await load(ctx, id, trx);
       await t.scoped('campaigns').where('campaigns.id', id).forUpdate().first('id');
       const current = (await t.scoped('campaigns').where('campaigns.id', id).first()) as CampaignRow;
       if (current.status !== 'draft' && current.status !== 'scheduled') {
         throw conflict(`Only draft or scheduled campaigns can be updated; this one is ${current.status}`);
       }
+      const typed = input.recurrence !== undefined || input.trigger !== undefined || input.delay !== undefined;
+      if (typed && current.status !== 'draft') throw conflict(`Only draft campaigns can change their recurrence, trigger or delay; this one is ${current.status}`);
+      const problems = [
+        ...typeProblems(current.type, { recurrence: input.recurrence, trigger: input.trigger, delay: input.delay }),
+        ...checkedRecurrence(ctx, input.recurrence).problems,
+        ...(input.trigger?.groupId ? await checkOwned(ctx, 'groups', 'trigger.groupId', [input.trigger.groupId]) : []),
+      ];
+      if (problems.length) throw validationFailed(problems);
       let messages: CampaignMessages | undefined;
       if (input.messages) {
         checkMessages(campaign.channels, input.messages);
@@ -174,6 +287,10 @@ export const update = operation({
           name: input.name,
           messages: messages ? JSON.stringify(messages) : undefined,
           schedule_date: input.scheduleDate,
+          recurrence: input.recurrence ? JSON.stringify(checkedRecurrence(ctx, input.recurrence).recurrence) : undefined,
+          trigger_event: input.trigger?.event,
+          trigger_group_id: input.trigger ? (input.trigger.groupId ?? null) : undefined,
+          trigger_delay: input.delay !== undefined ? storedDelay(input.delay) : undefined,
           updated_at: nowMs(ctx.db),
         })
         .returning('*');
@@ -197,6 +314,7 @@ export const launch = operation({
     return idempotent(ctx.db, ctx.caller.orgId, ctx.idempotencyKey, `campaigns.launch:${id}`, {}, async () => {
       const campaign = await load(ctx, id);
       if (campaign.status !== 'draft') throw conflict(`Only draft campaigns can be launched; this one is ${campaign.status}`);
+      if (campaign.type === 'recurring' || campaign.type === 'automated') return toCampaignDto(await activate(ctx, campaign));
       if (campaign.schedule_date && campaign.schedule_date.getTime() > Date.now()) {
         const row = await ctx.db.transaction(async (trx) => {
           await announce(trx, ctx.caller.orgId, id);
@@ -226,63 +344,37 @@ export const launch = operation({
   },
 });
 
-interface StartDeps {
-  db: AuthedContext['db'];
-  config: AuthedContext['config'];
+/**
+ * Launches a recurring or automated campaign: it becomes `active` and stays so. A recurring one
+ * records its first run time (the first of its rule from `scheduleDate`, or from now) and queues its
+ * run job, in the same transaction; an automated one starts answering its trigger.
+ */
+async function activate(ctx: AuthedContext, campaign: CampaignRow): Promise<CampaignRow> {
+  const now = clockNow(ctx);
+  return ctx.db.transaction(async (trx) => {
+    let next: Date | null = null;
+    if (campaign.type === 'recurring') {
+      const anchor = anchorOf({ schedule_date: campaign.schedule_date, started_at: now });
+      next = nextOccurrence(campaign.recurrence!, anchor, new Date(anchor.getTime() - 1));
+      if (!next) throw validationFailed([{ field: 'recurrence.rule', message: 'recurrence.rule never fires: it has no run after now' }]);
+    }
+    const [updated] = (await tenant(trx, ctx.caller.orgId)
+      .scoped('campaigns')
+      .where({ 'campaigns.id': campaign.id, 'campaigns.status': 'draft' })
+      .update({ status: 'active', started_at: now, next_run_at: next, updated_at: nowMs(ctx.db) })
+      .returning('*')) as CampaignRow[];
+    if (!updated) throw conflict('Only draft campaigns can be launched');
+    if (next) await run(trx, addJobStatement, inTransaction(runJob(campaign.organization_id, campaign.id, next, now)));
+    await announce(trx, ctx.caller.orgId, campaign.id);
+    return updated;
+  });
 }
 
 /**
- * Moves a draft or scheduled campaign to `active` with its audience materialised and its credits
- * reserved, in one transaction: sending then never waits on the organization's balance. An audience
- * of nobody is refused at launch (400), and so is one the balance does not cover (402); a scheduled
- * one simply completes, or, when the balance falls short, reserves batch by batch as it is sent
- * (batches the balance no longer covers then fail, uncharged).
+ * Cancel, from scheduled or active: the start job is removed and unsent recipients stay unsent and
+ * unpaid. A recurring campaign runs no more (its next run job goes) and an automated one sends to
+ * no one more (its pending contacts are dropped); a run of either still sending stops as a campaign does.
  */
-export async function start(deps: StartDeps, campaign: CampaignRow, opts: { checkCredits: boolean }): Promise<{ total: number }> {
-  return deps.db.transaction(async (trx) => {
-    const t = tenant(trx, campaign.organization_id);
-    await announce(trx, campaign.organization_id, campaign.id);
-    const organization = (await trx('organizations').where('id', campaign.organization_id).first('name')) as { name: string };
-    // The texts of saved templates are copied now: what is launched is the template as it is.
-    const { messages } = await resolveMessages(trx, campaign.organization_id, asInput(campaign.messages), campaign.messages);
-    const [locked] = (await t
-      .scoped('campaigns')
-      .where('campaigns.id', campaign.id)
-      .whereIn('campaigns.status', ['draft', 'scheduled'])
-      .update({ status: 'active', messages: JSON.stringify(messages), started_at: trx.raw('now()'), updated_at: nowMs(deps.db) })
-      .returning('*')) as CampaignRow[];
-    if (!locked) throw conflict('Only draft campaigns can be launched');
-    const units = await recipientUnits(trx, deps.config, locked, organization.name);
-    const { counts, suppressed, cost } = await materialiseAudience(trx, locked, units);
-    const total = Object.values(counts).reduce((a, b) => a + b, 0);
-    if (!total && opts.checkCredits) throw badRequest('The campaign has no eligible recipients');
-    if (!(await credits.reserve(trx, campaign.organization_id, cost))) {
-      if (opts.checkCredits) throw await credits.shortfall(trx, campaign.organization_id, cost, 'campaign');
-      await t.scoped('campaign_batches').where('campaign_batches.campaign_id', campaign.id).update({ reserved: 0 });
-    }
-    const suppressedTotal = Object.values(suppressed).reduce((a, b) => a + b, 0);
-    await t.scoped('campaigns').where('campaigns.id', campaign.id).update({ total_recipients: total, suppressed: suppressedTotal });
-    if (!total) await t.scoped('campaigns').where('campaigns.id', campaign.id).update({ status: 'completed', completed_at: trx.raw('now()') });
-    return { total };
-  });
-}
-
-/** Undoes `start` when the launch is refused after it (the daily message quota): back to draft, credits released. */
-async function rollbackStart(ctx: AuthedContext, campaign: CampaignRow) {
-  await ctx.db.transaction(async (trx) => {
-    const t = tenant(trx, campaign.organization_id);
-    await announce(trx, campaign.organization_id, campaign.id);
-    const batches = (await t.scoped('campaign_batches').where('campaign_batches.campaign_id', campaign.id).delete().returning('reserved')) as { reserved: string }[];
-    await credits.release(trx, campaign.organization_id, batches.reduce((sum, b) => sum + Number(b.reserved), 0));
-    await t.scoped('campaigns').where('campaigns.id', campaign.id).update({ status: 'draft', started_at: null, total_recipients: 0, suppressed: 0 });
-  });
-}
-
-export async function enqueueChunks(deps: { db: AuthedContext['db']; queue: AuthedContext['queue'] }, orgId: string, campaignId: string) {
-  await deps.queue.addMany((await openChunks(deps.db, orgId, campaignId)).map(chunkJob));
-}
-
-/** Cancel, from scheduled or active: the start job is removed and unsent recipients stay unsent and unpaid. */
 export const cancel = operation({
   access: WRITE,
   async run(ctx, _input: undefined, { id }: { id: string }) {
@@ -294,24 +386,41 @@ export const cancel = operation({
       if (current.status !== 'scheduled' && current.status !== 'active') {
         throw conflict(`Only scheduled or active campaigns can be canceled; this one is ${current.status}`);
       }
+      if (current.parent_id) throw notFound();
       const [updated] = await t
         .scoped('campaigns')
         .where('campaigns.id', id)
         .update({ status: 'canceled', updated_at: nowMs(ctx.db) })
         .returning('*');
+      const runIds = (
+        (await t
+          .scoped('campaigns')
+          .where('campaigns.parent_id', id)
+          .whereIn('campaigns.status', ['scheduled', 'active'])
+          .update({ status: 'canceled', updated_at: nowMs(ctx.db) })
+          .returning('id')) as { id: string }[]
+      ).map((r) => r.id);
+      if (current.type === 'automated') {
+        await t.scoped('campaign_triggers').where({ 'campaign_triggers.campaign_id': id, 'campaign_triggers.status': 'pending' }).update({ status: 'canceled' });
+        await run(trx, removeJobStatement, { jobKey: automationJobKey(id) });
+      }
+      if (current.type === 'recurring') await run(trx, removeJobStatement, { jobKey: runJobKey(id) });
       // Batches locked by a worker claiming them right now are skipped: that worker sends and settles
       // them. Waiting for them instead could deadlock, as settling locks batches before the campaign row.
       const unsent = (await t
         .scoped('campaign_batches')
-        .where({ 'campaign_batches.campaign_id': id, 'campaign_batches.status': 'pending' })
-        .select('campaign_batches.channel', 'campaign_batches.batch_no', 'campaign_batches.reserved')
+        .whereIn('campaign_batches.campaign_id', [id, ...runIds])
+        .where('campaign_batches.status', 'pending')
+        .select('campaign_batches.campaign_id', 'campaign_batches.channel', 'campaign_batches.batch_no', 'campaign_batches.reserved')
         .forUpdate()
-        .skipLocked()) as { channel: string; batch_no: number; reserved: string }[];
+        .skipLocked()) as { campaign_id: string; channel: string; batch_no: number; reserved: string }[];
       if (unsent.length) {
         await t
           .scoped('campaign_batches')
-          .where('campaign_batches.campaign_id', id)
-          .whereIn(['campaign_batches.channel', 'campaign_batches.batch_no'], unsent.map((b) => [b.channel, b.batch_no]))
+          .whereIn(
+            ['campaign_batches.campaign_id', 'campaign_batches.channel', 'campaign_batches.batch_no'],
+            unsent.map((b) => [b.campaign_id, b.channel, b.batch_no]),
+          )
           .update({ status: 'canceled', reserved: 0 });
         // The unsent batches are never charged: what they held goes back.
         await credits.release(trx, ctx.caller.orgId, unsent.reduce((sum, b) => sum + Number(b.reserved), 0));

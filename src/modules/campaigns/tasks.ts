@@ -4,8 +4,9 @@ import { tenant } from '../../db/tenant.js';
 import { processChunk, settleInterruptedBatches, stalledChunks } from './batches.js';
 import type { ChunkRef } from './chunks.js';
 import type { CampaignRow } from './dto.js';
-import { CHUNK_TASK, START_TASK, chunkJob, startJob } from './jobs.js';
-import { enqueueChunks, start } from './service.js';
+import { AUTOMATION_TASK, CHUNK_TASK, RUN_TASK, START_TASK, chunkJob, startJob } from './jobs.js';
+import { fireRun, sendDue, startRun, sweepRuns } from './runs.js';
+import { enqueueChunks, start } from './start.js';
 
 /** Chunks queued before a chunk's size was part of its payload were of 10 batches. */
 const LEGACY_CHUNK_SIZE = 10;
@@ -17,12 +18,25 @@ export function campaignTasks(deps: Deps): TaskList {
       const { orgId, campaignId } = payload as { orgId: string; campaignId: string };
       const campaign = (await tenant(deps.db, orgId).scoped('campaigns').where('campaigns.id', campaignId).first()) as CampaignRow | undefined;
       if (!campaign || campaign.status !== 'scheduled') return;
+      if (campaign.parent_id) {
+        // A run left `scheduled` by a process that died before starting it.
+        await startRun(deps, campaign);
+        return;
+      }
       if (campaign.schedule_date && campaign.schedule_date.getTime() > Date.now() + 1000) {
         await deps.queue.add(startJob(campaign));
         return;
       }
       const { total } = await start(deps, campaign, { checkCredits: false });
       if (total) await enqueueChunks(deps, orgId, campaignId);
+    },
+    [RUN_TASK]: async (payload) => {
+      const { orgId, campaignId, scheduledAt } = payload as { orgId: string; campaignId: string; scheduledAt: string };
+      await fireRun(deps, { orgId, campaignId, scheduledAt: new Date(scheduledAt) });
+    },
+    [AUTOMATION_TASK]: async (payload) => {
+      const { orgId, campaignId } = payload as { orgId: string; campaignId: string };
+      await sendDue(deps, orgId, campaignId);
     },
     [CHUNK_TASK]: async (payload) => {
       const ref = payload as Omit<ChunkRef, 'size'> & { size?: number };
@@ -52,6 +66,7 @@ export async function sweepCampaigns(deps: Deps): Promise<void> {
     deps.log.warn({ campaigns: overdue.length }, 'requeueing overdue scheduled campaigns');
     await deps.queue.addMany(overdue.map((c) => ({ ...startJob(c), runAt: new Date() })));
   }
+  await sweepRuns(deps);
   const interrupted = await settleInterruptedBatches(deps);
   if (interrupted) deps.log.warn({ batches: interrupted }, 'settled batches of canceled campaigns abandoned by a dead worker');
 }

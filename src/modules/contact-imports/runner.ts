@@ -1,3 +1,4 @@
+import { wakeAutomations } from '../campaigns/triggers.js';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parse } from 'csv-parse';
@@ -222,6 +223,8 @@ async function merge(deps: Deps, job: ImportRow, options: StoredOptions): Promis
       return false;
     });
     await wake(deps.db, orgId, [...woken]);
+    // The batch's new contacts and memberships may have triggered automated campaigns.
+    if (!done) await wakeAutomations(deps.db, orgId);
     if (done) return;
   }
 }

@@ -1,3 +1,4 @@
+import { triggerSql } from '../campaigns/triggers.js';
 import { statement } from '../../db/statements.js';
 import { PROGRESS_CHANNEL } from '../../delivery/sql/progress.js';
 
@@ -159,8 +160,9 @@ export const updateMatched = (by: MatchBy) =>
        INSERT INTO contact_groups (organization_id, contact_id, group_id)
        SELECT :orgId, updated.id, g FROM updated CROSS JOIN unnest(:groups::uuid[]) AS g
        ON CONFLICT DO NOTHING
-       RETURNING contact_id
-     )
+       RETURNING contact_id, group_id
+     ),
+     fired AS (${triggerSql('joined', 'contact.added_to_group')})
      SELECT id, match_key, leaves FROM updated WHERE (SELECT count(*) FROM joined) >= 0`,
   );
 
@@ -193,8 +195,10 @@ export const insertUnmatched = (by: MatchBy) =>
      joined AS (
        INSERT INTO contact_groups (organization_id, contact_id, group_id)
        SELECT :orgId, created.id, g FROM created CROSS JOIN unnest(:groups::uuid[]) AS g
-       RETURNING contact_id
-     )
+       RETURNING contact_id, group_id
+     ),
+     by_creation AS (${triggerSql('(SELECT id AS contact_id FROM created)', 'contact.created')}),
+     by_group AS (${triggerSql('joined', 'contact.added_to_group')})
      SELECT count(*) AS created FROM created WHERE (SELECT count(*) FROM joined) >= 0`,
   );
 

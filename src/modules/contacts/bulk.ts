@@ -4,6 +4,7 @@ import { nowMs } from '../../db/database.js';
 import { isForeignKeyViolation } from '../../db/errors.js';
 import { tenant, type Tenant } from '../../db/tenant.js';
 import { wake } from '../../delivery/outbox.js';
+import * as triggers from '../campaigns/triggers.js';
 import { CHANNELS } from '../../delivery/types.js';
 import { validationFailed, type FieldProblem } from '../../lib/errors.js';
 import * as v from '../../lib/validation.js';
@@ -77,13 +78,16 @@ const touched = (table: string) => `UPDATE contacts SET updated_at = date_trunc(
 /** The matching contacts join the group (a membership is part of the contact: its `updatedAt` moves). */
 async function addToGroup(t: Tenant, match: Match, group: string): Promise<number> {
   const rows = t.scoped('contacts').modify(match).select(t.db.raw('?::uuid', [t.orgId]), 'contacts.id', t.db.raw('?::uuid', [group]));
+  // The contacts that joined trigger the group's automated campaigns, in the same statement.
+  const fired = triggers.triggerSql('(SELECT contact_id, ?::uuid AS group_id FROM added)', 'contact.added_to_group').replaceAll(':orgId', '?');
   try {
     const result = (await t.db.raw(
       `WITH added AS (
          INSERT INTO contact_groups (organization_id, contact_id, group_id) ?
-         ON CONFLICT DO NOTHING RETURNING contact_id)
+         ON CONFLICT DO NOTHING RETURNING contact_id),
+       fired AS (${fired})
        ${touched('added')}`,
-      [rows, t.orgId],
+      [rows, t.orgId, group, t.orgId, t.orgId],
     )) as { rowCount: number };
     return result.rowCount;
   } catch (err) {
@@ -172,6 +176,7 @@ export const bulk = operation({
     const woken = new Set<string>();
     const count = await ctx.db.transaction((trx) => apply(trx, ctx.caller.orgId, input, woken));
     await wake(ctx.db, ctx.caller.orgId, [...woken]);
+    if (input.action === 'addToGroup') await triggers.wakeAutomations(ctx.db, ctx.caller.orgId);
     return { action: input.action, count };
   },
 });

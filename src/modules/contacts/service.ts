@@ -12,6 +12,7 @@ import { normaliseAddress } from '../../lib/addresses.js';
 import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
 import { CHANNELS } from '../../delivery/types.js';
+import * as triggers from '../campaigns/triggers.js';
 import { leftChannel, setSubscription, SUBSCRIPTION_STATUSES, unsubscribedOf, type SubscriptionsChange } from '../consent/service.js';
 import { attributesChange, attributesFilter, containments, gatherQueryFilters, merge, mergeProblems, type Attributes, type AttributesChange } from './attributes.js';
 import { contactColumns, toContactDto, type ContactRow } from './dto.js';
@@ -96,16 +97,25 @@ export async function unknownGroups(t: Tenant, ids: string[] | undefined): Promi
   return unknown.length ? [{ field: 'groups', message: `groups contains unknown group ids: ${unknown.join(', ')}` }] : [];
 }
 
-/** Memberships as given (ids checked by `unknownGroups`; one deleted since is refused by its foreign key). */
-async function setGroups(trx: Knex.Transaction, orgId: string, contactId: string, groupIds: string[]) {
-  await trx('contact_groups').where({ organization_id: orgId, contact_id: contactId }).delete();
-  await addGroups(trx, orgId, contactId, groupIds);
+/**
+ * Memberships as given (ids checked by `unknownGroups`; one deleted since is refused by its foreign
+ * key); answers the groups the contact newly joined (they may trigger automated campaigns).
+ */
+async function setGroups(trx: Knex.Transaction, orgId: string, contactId: string, groupIds: string[]): Promise<string[]> {
+  await trx('contact_groups').where({ organization_id: orgId, contact_id: contactId }).whereNotIn('group_id', groupIds).delete();
+  return addGroups(trx, orgId, contactId, groupIds);
 }
 
-async function addGroups(db: Knex | Knex.Transaction, orgId: string, contactId: string, groupIds: string[]) {
-  if (!groupIds.length) return;
+/** Adds memberships; answers the groups newly joined. */
+async function addGroups(db: Knex | Knex.Transaction, orgId: string, contactId: string, groupIds: string[]): Promise<string[]> {
+  if (!groupIds.length) return [];
   try {
-    await db('contact_groups').insert([...new Set(groupIds)].map((group_id) => ({ organization_id: orgId, contact_id: contactId, group_id })));
+    const added = (await db('contact_groups')
+      .insert([...new Set(groupIds)].map((group_id) => ({ organization_id: orgId, contact_id: contactId, group_id })))
+      .onConflict(['organization_id', 'contact_id', 'group_id'])
+      .ignore()
+      .returning('group_id')) as { group_id: string }[];
+    return added.map((r) => r.group_id);
   } catch (err) {
     if (isForeignKeyViolation(err)) throw validationFailed([{ field: 'groups', message: 'groups contains unknown group ids' }]);
     throw err;
@@ -200,10 +210,11 @@ export const create = operation({
   },
   async run(ctx, input) {
     const { phone } = orThrow(await resolveFields(ctx, input, true));
-    // A new contact is answered from what was written (its groups in the order they are read back),
-    // and needs a transaction only when it joins groups.
+    // A new contact is answered from what was written (its groups in the order they are read back).
+    // It is written with the automated campaigns it triggers, in one transaction.
     const groups = [...new Set(input.groups ?? [])].sort();
-    const write = async (db: Knex | Knex.Transaction) => {
+    let fired = 0;
+    const write = async (db: Knex.Transaction) => {
       const [row] = (await db('contacts')
         .insert({
           organization_id: ctx.caller.orgId,
@@ -217,10 +228,13 @@ export const create = operation({
           unsubscribed: JSON.stringify(unsubscribedOf(input.subscriptions, 'api')),
         })
         .returning('*')) as Omit<ContactRow, 'groups'>[];
-      await addGroups(db, ctx.caller.orgId, row!.id, groups);
+      const joined = await addGroups(db, ctx.caller.orgId, row!.id, groups);
+      fired = await triggers.fire(db, ctx.caller.orgId, [row!.id], joined.map((group_id) => ({ contact_id: row!.id, group_id })));
       return toContactDto({ ...row!, groups });
     };
-    return groups.length ? ctx.db.transaction(write) : write(ctx.db);
+    const created = await ctx.db.transaction(write);
+    if (fired) await triggers.wakeAutomations(ctx.db, ctx.caller.orgId);
+    return created;
   },
 });
 
@@ -244,6 +258,7 @@ export const update = operation({
   },
   async run(ctx, input, { id }: { id: string }) {
     const woken = new Set<string>();
+    let fired = 0;
     const updated = await ctx.db.transaction(async (trx) => {
       const t = tenant(trx, ctx.caller.orgId);
       const current = await t.owned<ContactRow>('contacts', id, ['*'], { forUpdate: true });
@@ -269,11 +284,15 @@ export const update = operation({
           attributes: attributes && JSON.stringify(attributes),
           updated_at: nowMs(ctx.db),
         });
-      if (input.groups) await setGroups(trx, ctx.caller.orgId, id, input.groups);
+      if (input.groups) {
+        const joined = await setGroups(trx, ctx.caller.orgId, id, input.groups);
+        fired = await triggers.fire(trx, ctx.caller.orgId, [], joined.map((group_id) => ({ contact_id: id, group_id })));
+      }
       await setSubscriptions(trx, ctx.caller.orgId, id, input.subscriptions, woken);
       return load(trx, ctx.caller.orgId, id);
     });
     await wake(ctx.db, ctx.caller.orgId, [...woken]);
+    if (fired) await triggers.wakeAutomations(ctx.db, ctx.caller.orgId);
     return updated;
   },
 });

@@ -169,7 +169,15 @@ export const list = operation({
     if (filter.status) q.where(`message_logs.${STATUS_COUNT[filter.status]}`, '>', 0);
     if (filter.dateFrom) q.where('message_logs.created_at', '>=', start(filter.dateFrom));
     if (filter.dateTo) q.where('message_logs.created_at', '<=', end(filter.dateTo));
-    if (filter.campaignId) q.where('message_logs.campaign_id', filter.campaignId);
+    if (filter.campaignId) {
+      // A recurring or automated campaign's logs are its runs'. The ids are read first (an InitPlan),
+      // so the logs are still found through their (organization, campaign) index.
+      q.whereRaw(
+        `message_logs.campaign_id = ANY(ARRAY(SELECT ?::uuid UNION ALL
+           SELECT c.id FROM campaigns c WHERE c.organization_id = ? AND c.parent_id = ?::uuid))`,
+        [filter.campaignId, ctx.caller.orgId, filter.campaignId],
+      );
+    }
     let logs = q;
     if (filter.recipient !== undefined) {
       const address = await normaliseRecipient(ctx, filter.recipient);

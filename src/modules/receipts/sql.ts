@@ -45,7 +45,7 @@ const countInCampaign = (campaignId: string, from?: string, times = '1') =>
                           clicked = c.clicked + :clicked::int * ${times}
    ${from ? `FROM ${from} ` : ''}WHERE c.organization_id = :orgId AND c.id = ${campaignId} AND :delivered::int + :opened::int + :clicked::int > 0
      AND ${times} > 0
-   RETURNING c.id`;
+   RETURNING c.id, c.parent_id`;
 
 /** A recipient's state as a statement writes it (`null`: not happened). */
 export interface ReceiptState {
