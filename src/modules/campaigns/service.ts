@@ -442,9 +442,14 @@ export const progressOf = operation({
 });
 
 async function progress(ctx: AuthedContext, campaignId: string) {
+  // A recurring or automated campaign's recipients are its runs'.
   const row = await tenant(ctx.db, ctx.caller.orgId)
     .scoped('campaign_batches')
-    .where('campaign_batches.campaign_id', campaignId)
+    .whereRaw(
+      `campaign_batches.campaign_id = ANY(ARRAY(SELECT ?::uuid UNION ALL
+         SELECT c.id FROM campaigns c WHERE c.organization_id = ? AND c.parent_id = ?::uuid))`,
+      [campaignId, ctx.caller.orgId, campaignId],
+    )
     .first(
       ctx.db.raw('coalesce(sum(recipient_count), 0)::int AS total'),
       ctx.db.raw('coalesce(sum(sent), 0)::int AS sent'),
