@@ -168,6 +168,8 @@ test('the README sessions run as written', async () => {
   expect(groups).toHaveLength(1);
   const contacts = (await api.get('/contacts', cred)).body as any[];
   expect(contacts).toEqual([
+    // The campaign types session's contact, who joined the group an automated campaign watches.
+    expect.objectContaining({ name: 'Juma', phone: '+254711000666', groups: [groups[0]._id] }),
     // The bulk session's import: one row imported, the other reported.
     expect.objectContaining({ name: 'Wanjiru', attributes: { plan: 'gold' }, tags: ['imported', 'vip'] }),
     // The personalised session's contact, who unsubscribed from email by the link of its campaign email.
@@ -176,8 +178,12 @@ test('the README sessions run as written', async () => {
   ]);
 
   const campaigns = (await api.get('/campaigns', cred)).body as any[];
-  expect(campaigns.map((c) => c.name)).toEqual(['Order ready', 'Renewals 2', 'Renewals', 'Launch']);
-  const byName = async (name: string) => (await api.get(`/campaigns/${campaigns.find((c) => c.name === name)._id}`, cred)).body;
+  const byNameOf = async (list: any[], name: string) => (await api.get(`/campaigns/${list.find((c) => c.name === name)._id}`, cred)).body;
+  expect(campaigns.map((c) => c.name)).toEqual(['Welcome', 'Monday digest', 'Order ready', 'Renewals 2', 'Renewals', 'Launch']);
+  // The campaign types session: the digest waits for its first Monday; the welcome went to Juma, once.
+  expect(await byNameOf(campaigns, 'Monday digest')).toMatchObject({ status: 'active', recurrence: { summary: 'every week on Monday at 09:00 Nairobi time' } });
+  expect(await byNameOf(campaigns, 'Welcome')).toMatchObject({ status: 'active', trigger: { event: 'contact.added_to_group', groupId: groups[0]._id }, analytics: { sent: 1 } });
+  const byName = async (name: string) => byNameOf(campaigns, name);
   const campaign = await byName('Launch');
   expect(campaign).toMatchObject({ status: 'completed', analytics: { failed: 0, suppressed: 0 } });
   expect(campaign.analytics.sent).toBeGreaterThanOrEqual(1);

@@ -56,9 +56,12 @@ export function CampaignActions({ campaign }: { campaign: CampaignFieldsFragment
       )}
       {status === 'draft' && (
         <>
-          <Button variant="default" onClick={() => setDialog('schedule')}>
-            Schedule campaign
-          </Button>
+          {/* An automated campaign answers its trigger from launch: it has no start time. */}
+          {campaign.type !== 'automated' && (
+            <Button variant="default" onClick={() => setDialog('schedule')}>
+              Schedule campaign
+            </Button>
+          )}
           <Button onClick={() => setDialog('launch')}>Launch campaign</Button>
         </>
       )}
@@ -74,9 +77,27 @@ export function CampaignActions({ campaign }: { campaign: CampaignFieldsFragment
   );
 }
 
+/** What launching does, by type. */
+function launchEffect(campaign: CampaignFieldsFragment, later: boolean): string {
+  if (campaign.type === 'automated') return 'It starts answering its trigger: each contact that meets it gets the message once, after the delay. It stays active until canceled.';
+  if (campaign.type === 'recurring') {
+    return `It runs ${campaign.recurrence?.summary ?? 'on its schedule'}: each run sends to the audience as it is then and reserves its cost then (the estimate is for a run now). It stays active until canceled.`;
+  }
+  return later
+    ? `It will start by itself on ${formatDateTime(campaign.scheduleDate)}, and can be canceled until it has sent.`
+    : 'It starts sending now; its audience is fixed and its cost reserved.';
+}
+
 /** Launch: what it would send and cost, then sent now (or at its start time, when that is ahead). */
 function LaunchDialog({ campaign, onClose }: { campaign: CampaignFieldsFragment; onClose: () => void }) {
-  const [{ data, error: estimateError }] = useQuery({ query: CampaignEstimateDocument, variables: { id: campaign._id }, requestPolicy: 'network-only' });
+  // An automated campaign's audience is whoever meets its trigger later: nothing to estimate now.
+  const automated = campaign.type === 'automated';
+  const [{ data, error: estimateError }] = useQuery({
+    query: CampaignEstimateDocument,
+    variables: { id: campaign._id },
+    requestPolicy: 'network-only',
+    pause: automated,
+  });
   const [state, launch] = useMutation(LaunchCampaignDocument);
   const client = useClient();
   const later = isFuture(campaign.scheduleDate);
@@ -92,18 +113,14 @@ function LaunchDialog({ campaign, onClose }: { campaign: CampaignFieldsFragment;
       <Stack>
         <ErrorAlert error={state.error} title="The campaign was not launched" />
         <ErrorAlert error={estimateError} title="The estimate failed" />
-        {data ? <EstimateSummary estimate={data.campaignEstimate} /> : !estimateError && <Loader size="sm" role="status" aria-label="Loading" />}
-        <Text>
-          {later
-            ? `It will start by itself on ${formatDateTime(campaign.scheduleDate)}, and can be canceled until it has sent.`
-            : 'It starts sending now; its audience is fixed and its cost reserved.'}
-        </Text>
+        {!automated && (data ? <EstimateSummary estimate={data.campaignEstimate} /> : !estimateError && <Loader size="sm" role="status" aria-label="Loading" />)}
+        <Text>{launchEffect(campaign, later)}</Text>
         <Group justify="flex-end">
           <Button variant="default" onClick={onClose}>
             Keep as draft
           </Button>
           <Button onClick={submit} loading={state.fetching} data-autofocus>
-            {later ? 'Schedule launch' : 'Launch now'}
+            {later && campaign.type !== 'recurring' ? 'Schedule launch' : 'Launch now'}
           </Button>
         </Group>
       </Stack>

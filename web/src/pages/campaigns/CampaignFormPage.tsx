@@ -13,6 +13,8 @@ import { formatNumber } from '../../lib/format';
 import { useMe } from '../../lib/me';
 import { CHANNELS, CHANNEL_LABELS, TYPE_LABELS, channelList, fromLocalInput, plural, timeZone, toLocalInput } from './campaign-fields';
 import { MessageFields, emptyMessage, messageInput, type MessageDraft, type TemplateOption } from './MessageFields';
+import { RecurrenceFields, recurrenceDraftOf, recurrenceInput } from './RecurrenceFields';
+import { TriggerFields, delayInput, triggerDraftOf, triggerInput } from './TriggerFields';
 
 const CampaignForEdit = graphql(`
   query CampaignForEdit($id: ID!) {
@@ -67,8 +69,16 @@ const UpdateCampaignDocument = graphql(`
 const TYPE_DESCRIPTIONS: Record<CampaignType, string> = {
   broadcast: 'One message to a wide audience',
   targeted: 'A message to a chosen audience',
-  automated: 'A message meant to be triggered by an event',
-  recurring: 'A message meant to be repeated on a schedule',
+  automated: 'Sent to each contact when an event happens to it',
+  recurring: 'Sent again and again on a schedule',
+};
+
+/** What the optional start time means for each type. */
+const START_HELP: Record<CampaignType, string> = {
+  broadcast: 'Optional: a launch before this time waits for it; leave empty to send as soon as it is launched.',
+  targeted: 'Optional: a launch before this time waits for it; leave empty to send as soon as it is launched.',
+  recurring: 'Optional: the rule starts at this time; leave empty to start it at launch.',
+  automated: '',
 };
 
 /** `/campaigns/new` composes a draft; `/campaigns/:id/edit` changes a draft or scheduled campaign. */
@@ -111,6 +121,10 @@ function CampaignForm({ campaign }: { campaign: CampaignFieldsFragment | null })
   const [manual, setManual] = useState<string[]>([]);
   const initialSchedule = toLocalInput(campaign?.scheduleDate);
   const [schedule, setSchedule] = useState(initialSchedule);
+  const [initialRecurrence] = useState(() => recurrenceDraftOf(campaign));
+  const [recurrence, setRecurrence] = useState(initialRecurrence);
+  const [initialTrigger] = useState(() => triggerDraftOf(campaign));
+  const [trigger, setTrigger] = useState(initialTrigger);
 
   const [createState, create] = useMutation(CreateCampaignDocument);
   const [updateState, update] = useMutation(UpdateCampaignDocument);
@@ -126,6 +140,12 @@ function CampaignForm({ campaign }: { campaign: CampaignFieldsFragment | null })
         messages: messageInputs,
         // Only a changed time is sent: for a scheduled campaign, an empty one would start it at once.
         ...(schedule !== initialSchedule ? { scheduleDate: fromLocalInput(schedule) } : {}),
+        // Likewise the schedule of a recurring or automated campaign: only what was changed.
+        ...(type === 'recurring' && (recurrence.rule !== initialRecurrence.rule || recurrence.timezone !== initialRecurrence.timezone)
+          ? { recurrence: recurrenceInput(recurrence) }
+          : {}),
+        ...(type === 'automated' && (trigger.event !== initialTrigger.event || trigger.groupId !== initialTrigger.groupId) ? { trigger: triggerInput(trigger) } : {}),
+        ...(type === 'automated' && trigger.delay !== initialTrigger.delay ? { delay: delayInput(trigger) } : {}),
       };
       const result = await update({ id: campaign._id, input });
       if (!result.error) navigate(`/campaigns/${campaign._id}`);
@@ -135,9 +155,12 @@ function CampaignForm({ campaign }: { campaign: CampaignFieldsFragment | null })
         description: description || null,
         type,
         channels,
-        recipients: { groups: groupIds, contacts: contacts.map((c) => c._id), manual },
+        // An automated campaign's audience is whoever meets its trigger.
+        ...(type === 'automated' ? {} : { recipients: { groups: groupIds, contacts: contacts.map((c) => c._id), manual } }),
         messages: messageInputs,
-        scheduleDate: fromLocalInput(schedule),
+        scheduleDate: type === 'automated' ? null : fromLocalInput(schedule),
+        ...(type === 'recurring' ? { recurrence: recurrenceInput(recurrence) } : {}),
+        ...(type === 'automated' ? { trigger: triggerInput(trigger), delay: delayInput(trigger) } : {}),
       };
       const result = await create({ input });
       const created = result.data?.createCampaign;
@@ -150,7 +173,7 @@ function CampaignForm({ campaign }: { campaign: CampaignFieldsFragment | null })
       <PageHeader title={campaign ? `Edit ${campaign.name}` : 'New campaign'} />
       <form onSubmit={submit}>
         <Stack maw={760}>
-          <UnplacedErrors error={state.error} errors={errors} placed={placedFields(channels)} />
+          <UnplacedErrors error={state.error} errors={errors} placed={placedFields(channels, type)} />
           <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} error={errors.name} data-autofocus />
           {campaign ? (
             <FixedFields campaign={campaign} />
@@ -173,41 +196,48 @@ function CampaignForm({ campaign }: { campaign: CampaignFieldsFragment | null })
                   ))}
                 </Group>
               </Checkbox.Group>
-              <Fieldset legend="Audience">
-                <Stack>
-                  <Text size="sm">Leave all three empty to send to every contact. Each address gets the message once per channel.</Text>
-                  <MultiSelect
-                    label="Groups"
-                    placeholder={groups.length ? 'Choose groups' : 'No groups yet'}
-                    data={groups.map((g) => ({ value: g._id, label: `${g.name} (${formatNumber(g.contactCount)})` }))}
-                    value={groupIds}
-                    onChange={setGroupIds}
-                    searchable
-                    error={errors['recipients.groups']}
-                  />
-                  <ContactPicker label="Contacts" placeholder="Type a name, email or phone" value={contacts} onChange={setContacts} error={errors['recipients.contacts']} />
-                  <TagsInput
-                    label="Other addresses"
-                    description="Emails or phone numbers of people who are not contacts; press Enter after each."
-                    value={manual}
-                    onChange={setManual}
-                    error={errors['recipients.manual']}
-                  />
-                </Stack>
-              </Fieldset>
+              {type !== 'automated' && (
+                <Fieldset legend="Audience">
+                  <Stack>
+                    <Text size="sm">Leave all three empty to send to every contact. Each address gets the message once per channel.</Text>
+                    <MultiSelect
+                      label="Groups"
+                      placeholder={groups.length ? 'Choose groups' : 'No groups yet'}
+                      data={groups.map((g) => ({ value: g._id, label: `${g.name} (${formatNumber(g.contactCount)})` }))}
+                      value={groupIds}
+                      onChange={setGroupIds}
+                      searchable
+                      error={errors['recipients.groups']}
+                    />
+                    <ContactPicker label="Contacts" placeholder="Type a name, email or phone" value={contacts} onChange={setContacts} error={errors['recipients.contacts']} />
+                    <TagsInput
+                      label="Other addresses"
+                      description="Emails or phone numbers of people who are not contacts; press Enter after each."
+                      value={manual}
+                      onChange={setManual}
+                      error={errors['recipients.manual']}
+                    />
+                  </Stack>
+                </Fieldset>
+              )}
             </>
           )}
+          {type === 'recurring' && <RecurrenceFields value={recurrence} onChange={setRecurrence} errors={errors} />}
+          {type === 'automated' && <TriggerFields value={trigger} onChange={setTrigger} groups={groups} errors={errors} />}
           {channels.map((c) => (
             <MessageFields key={c} channel={c} value={messages[c]} onChange={(m) => setMessages((all) => ({ ...all, [c]: m }))} templates={templates} errors={errors} />
           ))}
-          <TextInput
-            type="datetime-local"
-            label="Start at"
-            description={`Optional: a launch before this time waits for it; leave empty to send as soon as it is launched. Your time zone: ${timeZone}.`}
-            value={schedule}
-            onChange={(e) => setSchedule(e.currentTarget.value)}
-            error={errors.scheduleDate}
-          />
+          {/* An automated campaign answers its trigger from launch: it has no start time. */}
+          {type !== 'automated' && (
+            <TextInput
+              type="datetime-local"
+              label="Start at"
+              description={`${START_HELP[type]} Your time zone: ${timeZone}.`}
+              value={schedule}
+              onChange={(e) => setSchedule(e.currentTarget.value)}
+              error={errors.scheduleDate}
+            />
+          )}
           <Group justify="flex-end">
             <Button variant="default" component={Link} to={campaign ? `/campaigns/${campaign._id}` : '/campaigns'}>
               Cancel
@@ -223,8 +253,10 @@ function CampaignForm({ campaign }: { campaign: CampaignFieldsFragment | null })
 }
 
 /** The fields this form puts the server's messages next to. */
-function placedFields(channels: Channel[]): Set<string> {
+function placedFields(channels: Channel[], type: CampaignType): Set<string> {
   const fields = ['name', 'description', 'type', 'channels', 'recipients.groups', 'recipients.contacts', 'recipients.manual', 'scheduleDate'];
+  if (type === 'recurring') fields.push('recurrence', 'recurrence.rule', 'recurrence.timezone');
+  if (type === 'automated') fields.push('trigger', 'trigger.event', 'trigger.groupId', 'delay');
   for (const c of channels) fields.push(`messages.${c}`, `messages.${c}.content`, `messages.${c}.subject`, `messages.${c}.templateId`);
   return new Set(fields);
 }
@@ -249,15 +281,17 @@ function UnplacedErrors({ error, errors, placed }: { error: CombinedError | unde
 /** What a created campaign keeps: its type, channels, description and audience. */
 function FixedFields({ campaign }: { campaign: CampaignFieldsFragment }) {
   const audience =
-    campaign.recipientType === 'all'
-      ? 'every contact'
-      : [
-          campaign.selectedGroups.length && plural(campaign.selectedGroups.length, 'group', 'groups'),
-          campaign.selectedContacts.length && plural(campaign.selectedContacts.length, 'contact', 'contacts'),
-          campaign.manualRecipients.length && plural(campaign.manualRecipients.length, 'other address', 'other addresses'),
-        ]
-          .filter(Boolean)
-          .join(', ');
+    campaign.type === 'automated'
+      ? 'each contact that meets its trigger'
+      : campaign.recipientType === 'all'
+        ? 'every contact'
+        : [
+            campaign.selectedGroups.length && plural(campaign.selectedGroups.length, 'group', 'groups'),
+            campaign.selectedContacts.length && plural(campaign.selectedContacts.length, 'contact', 'contacts'),
+            campaign.manualRecipients.length && plural(campaign.manualRecipients.length, 'other address', 'other addresses'),
+          ]
+            .filter(Boolean)
+            .join(', ');
   return (
     <Text size="sm">
       {TYPE_LABELS[campaign.type]} campaign over {channelList(campaign.channels)} to {audience}. The type, channels, description and audience stay as created.

@@ -14,6 +14,8 @@ import { CampaignActions } from './CampaignActions';
 import { CampaignAnalyticsCard } from './CampaignAnalyticsCard';
 import { CampaignEstimateCard } from './CampaignEstimateCard';
 import { CampaignPreviewCard } from './CampaignPreviewCard';
+import { CampaignRunsCard, PendingSendsCard } from './CampaignRunsCard';
+import { CampaignScheduleCard } from './CampaignScheduleCard';
 import { TestSendCard } from './TestSendCard';
 import { CHANNEL_LABELS, StatusBadge, TYPE_LABELS, channelList, plural } from './campaign-fields';
 
@@ -76,7 +78,9 @@ export default function CampaignPage() {
   const event = liveData?.campaignProgress;
   const fresh = event && campaign && event._id === campaign._id && event.updatedAt >= campaign.updatedAt ? event : null;
   const status = fresh?.status ?? campaign?.status;
-  const analytics = fresh?.analytics ?? campaign?.analytics;
+  // A recurring or automated campaign's counters also move with its runs, read again by the Runs
+  // card: of an event and a read at one `updatedAt`, each counter's larger value is the newer.
+  const analytics = fresh && campaign && fresh.updatedAt === campaign.updatedAt ? largest(fresh.analytics, campaign.analytics) : (fresh?.analytics ?? campaign?.analytics);
 
   // A new status brings fields the event does not carry (the audience fixed at start, the final
   // counters): read the campaign once more, on the change itself, never on a timer.
@@ -89,6 +93,9 @@ export default function CampaignPage() {
   if (!campaign || !status || !analytics) return fetching ? <PageLoader /> : null;
   const groupNames = new Map((groupData?.groups.edges ?? []).map((e) => [e.node._id, e.node.name]));
   const beforeLaunch = status === 'draft' || status === 'scheduled';
+  // Recurring and automated campaigns send in runs, long after the launch.
+  const inRuns = campaign.type === 'recurring' || campaign.type === 'automated';
+  const stamp = fresh ? `${fresh.updatedAt}/${fresh.analytics.sent}/${fresh.analytics.failed}` : undefined;
 
   return (
     <>
@@ -107,6 +114,7 @@ export default function CampaignPage() {
         <Grid.Col span={{ base: 12, md: 5 }}>
           <Stack>
             <Overview campaign={campaign} groupNames={groupNames} />
+            <CampaignScheduleCard campaign={campaign} status={status} groupNames={groupNames} />
             <Messages campaign={campaign} />
           </Stack>
         </Grid.Col>
@@ -114,21 +122,42 @@ export default function CampaignPage() {
           <Stack>
             {status !== 'draft' && <CampaignAnalyticsCard status={status} analytics={analytics} total={campaign.progress.total} live={waiting} />}
             {beforeLaunch && <CampaignPreviewCard campaignId={campaign._id} />}
-            {beforeLaunch && <CampaignEstimateCard campaignId={campaign._id} />}
+            {/* An automated campaign's audience is not known before its triggers happen: nothing to estimate. */}
+            {beforeLaunch && campaign.type !== 'automated' && <CampaignEstimateCard campaignId={campaign._id} />}
             {beforeLaunch && isAdmin && <TestSendCard campaignId={campaign._id} />}
           </Stack>
         </Grid.Col>
+        {inRuns && status !== 'draft' && (
+          <Grid.Col span={12}>
+            <Stack>
+              <CampaignRunsCard campaignId={campaign._id} type={campaign.type} live={waiting} stamp={stamp} />
+              {campaign.type === 'automated' && <PendingSendsCard campaignId={campaign._id} live={waiting} stamp={stamp} />}
+            </Stack>
+          </Grid.Col>
+        )}
       </Grid>
     </>
   );
 }
+
+type Counters = CampaignFieldsFragment['analytics'];
+
+/** Each counter's larger value (counters never go down). */
+const largest = (a: Counters, b: Counters): Counters => ({
+  sent: Math.max(a.sent, b.sent),
+  delivered: Math.max(a.delivered, b.delivered),
+  failed: Math.max(a.failed, b.failed),
+  opened: Math.max(a.opened, b.opened),
+  clicked: Math.max(a.clicked, b.clicked),
+  suppressed: Math.max(a.suppressed, b.suppressed),
+});
 
 /** What the campaign is and whom it goes to. */
 function Overview({ campaign, groupNames }: { campaign: CampaignFieldsFragment; groupNames: Map<string, string> }) {
   const rows: Field[] = [
     ['Type', TYPE_LABELS[campaign.type]],
     ['Channels', channelList(campaign.channels)],
-    ['Audience', <Audience key="audience" campaign={campaign} groupNames={groupNames} />],
+    ['Audience', campaign.type === 'automated' ? 'Each contact that meets its trigger' : <Audience key="audience" campaign={campaign} groupNames={groupNames} />],
     ['Starts', campaign.scheduleDate ? formatDateTime(campaign.scheduleDate) : 'When launched'],
     ['Created', formatDateTime(campaign.createdAt)],
     ['Last changed', formatDateTime(campaign.updatedAt)],

@@ -4,7 +4,7 @@
  */
 import { Badge } from '@mantine/core';
 import { graphql } from '../../gql';
-import type { CampaignStatus, CampaignType, Channel } from '../../gql/graphql';
+import type { CampaignRunStatus, CampaignStatus, CampaignTriggerEvent, CampaignType, Channel } from '../../gql/graphql';
 import { formatNumber } from '../../lib/format';
 
 export const CampaignFields = graphql(`
@@ -20,6 +20,18 @@ export const CampaignFields = graphql(`
     selectedGroups
     manualRecipients
     scheduleDate
+    recurrence {
+      rule
+      timezone
+      summary
+      nextRunAt
+      upcoming
+    }
+    trigger {
+      event
+      groupId
+    }
+    delay
     createdAt
     updatedAt
     messages {
@@ -81,6 +93,31 @@ export function StatusBadge({ status }: { status: CampaignStatus }) {
       {status}
     </Badge>
   );
+}
+
+const RUN_STATUS_COLORS: Record<CampaignRunStatus, string> = { ...STATUS_COLORS, failed: 'red.9', canceled: 'gray.9' };
+
+/** A run's status as a badge (the campaign's colours; a failed run red, a canceled one gray). */
+export function RunStatusBadge({ status }: { status: CampaignRunStatus }) {
+  return (
+    <Badge color={RUN_STATUS_COLORS[status]} variant="filled">
+      {status}
+    </Badge>
+  );
+}
+
+export const TRIGGER_LABELS: Record<CampaignTriggerEvent, string> = {
+  CONTACT_CREATED: 'Contact created',
+  CONTACT_ADDED_TO_GROUP: 'Contact added to a group',
+};
+
+/**
+ * The input's event for a campaign's `trigger.event`, which reads as the event's name
+ * (`contact.added_to_group` is `CONTACT_ADDED_TO_GROUP`); null for one the console does not know.
+ */
+export function triggerEventOf(event: string | null | undefined): CampaignTriggerEvent | null {
+  const name = event?.toUpperCase().replace(/\./g, '_');
+  return name && name in TRIGGER_LABELS ? (name as CampaignTriggerEvent) : null;
 }
 
 /** A count and its noun: `1 credit`, `2 credits`. */
