@@ -361,6 +361,32 @@ describe('automated campaigns', () => {
     expect(await herald.db('campaign_triggers').where({ organization_id: org.orgId }).select('status')).toEqual([{ status: 'canceled' }]);
   });
 
+  test('credits running out between sends: the send they do not cover fails with the reason, nothing of it sent', async () => {
+    const org = await signupOrg(api);
+    await api.post('/webhooks', { url: 'http://127.0.0.1:9/hooks', eventTypes: ['campaign.failed'] }, auth(org));
+    const c = await created(org, { type: 'automated', trigger: { event: 'contact.created' }, delay: 'PT1H' });
+    await launch(org, c._id);
+    for (let i = 1; i <= 3; i++) await contact(org, { name: `R${i}`, phone: `071350000${i}` });
+    // The estimate of an automated campaign is its pending sends.
+    expect((await api.get(`/campaigns/${c._id}/estimate`, auth(org))).body).toMatchObject({ recipients: 3, cost: 3 });
+    // Their delay passes with 2 credits left: the send of 3 fails whole.
+    await setCredits(org, 2);
+    await herald.db('campaign_triggers').where({ organization_id: org.orgId, campaign_id: c._id }).update({ due_at: herald.db.raw("now() - interval '1 second'") });
+    await herald.deps.queue.add({ task: 'campaign-automation', payload: { orgId: org.orgId, campaignId: c._id }, jobKey: `campaign-automation:${c._id}` });
+    const [run] = await waitFor(() => runsOf(org, c._id), (r) => r[0]?.status === 'failed');
+    expect(run).toMatchObject({ recipients: 3, failureReason: 'Insufficient credits: this run needs 3 credits and the balance is 2', analytics: { sent: 0 } });
+    expect(await recipientsOf(org, c._id)).toEqual([]);
+    expect((await herald.db('webhook_events').where({ organization_id: org.orgId, type: 'campaign.failed' })).map((e) => e.data.runId)).toEqual([run._id]);
+    // The campaign stays active: the next contacts, once covered, are sent to.
+    await setCredits(org, 10);
+    await contact(org, { name: 'R4', phone: '0713500004' });
+    await herald.db('campaign_triggers').where({ organization_id: org.orgId, campaign_id: c._id, status: 'pending' }).update({ due_at: herald.db.raw("now() - interval '1 second'") });
+    await herald.deps.queue.add({ task: 'campaign-automation', payload: { orgId: org.orgId, campaignId: c._id }, jobKey: `campaign-automation:${c._id}` });
+    await waitFor(() => recipientsOf(org, c._id), (r) => r.length === 1);
+    expect(await recipientsOf(org, c._id)).toEqual(['+254713500004:success']);
+    expect((await campaignOf(org, c._id)).status).toBe('active');
+  });
+
   test("another organization's campaign runs and pending sends are not readable", async () => {
     const a = await signupOrg(api);
     const b = await signupOrg(api);

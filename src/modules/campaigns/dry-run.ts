@@ -8,7 +8,7 @@ import { contactsFor, type RecipientContact } from '../../delivery/personalise.j
 import { deliver, type RecipientInput, type RecipientOutcome } from '../../delivery/pipeline.js';
 import type { Channel } from '../../delivery/types.js';
 import { normaliseAddress } from '../../lib/addresses.js';
-import { validationFailed, type FieldProblem } from '../../lib/errors.js';
+import { notFound, validationFailed, type FieldProblem } from '../../lib/errors.js';
 import { TemplateRenderError } from '../../lib/templates.js';
 import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
@@ -27,7 +27,15 @@ const READ = { role: 'any', apiKeys: true } as const;
 
 /** The campaign as a launch would see it: its templates' texts copied again. */
 async function current(ctx: AuthedContext, id: string): Promise<{ campaign: CampaignRow; organizationName: string }> {
-  const stored = await tenant(ctx.db, ctx.caller.orgId).owned<CampaignRow>('campaigns', id, ['*']);
+  const t = tenant(ctx.db, ctx.caller.orgId);
+  const stored = await t.owned<CampaignRow>('campaigns', id, ['*']);
+  if (stored.parent_id) throw notFound();
+  if (stored.type === 'automated') {
+    // Its audience is whoever meets its trigger: what a launch (or the next send) would reach is
+    // the contacts waiting for their delay now.
+    const pending = (await t.scoped('campaign_triggers').where({ 'campaign_triggers.campaign_id': id, 'campaign_triggers.status': 'pending' }).pluck('contact_id')) as string[];
+    Object.assign(stored, { recipient_type: 'selected', selected_contacts: pending, selected_groups: [], manual_recipients: [] });
+  }
   const { messages } = await resolveMessages(ctx.db, ctx.caller.orgId, asInput(stored.messages), stored.messages);
   const organization = await ctx.loaders.organizationById.load(ctx.caller.orgId);
   return { campaign: { ...stored, messages }, organizationName: organization?.name ?? '' };
