@@ -69,6 +69,23 @@ beforeAll(async () => {
   await record('campaigns: estimate', () => api.get(`/campaigns/${campaign._id}/estimate`, cred));
   await record('campaigns: test send', () => api.post(`/campaigns/${campaign._id}/test`, { to: ['0712345678', 'jo@example.com'] }, cred));
   await record('campaigns: launch', () => api.post(`/campaigns/${campaign._id}/launch`, {}, cred));
+  // Campaign types: an automated campaign triggered by a contact joining its group, a recurring one.
+  const welcome = (await record('campaigns: create automated', () =>
+    api.post('/campaigns', { name: 'Welcome', type: 'automated', channels: ['sms'], trigger: { event: 'contact.added_to_group', groupId: vip._id }, delay: 'PT1H', messages: { sms: { content: 'Hi' } } }, cred),
+  )).body;
+  await record('campaigns: launch automated', () => api.post(`/campaigns/${welcome._id}/launch`, {}, cred));
+  await record('contacts: create, triggering a campaign', () => api.post('/contacts', { name: 'Bo', phone: '0722000009', groups: [vip._id] }, cred));
+  await record('campaigns: pending sends', () => api.get(`/campaigns/${welcome._id}/pending-sends`, cred));
+  await record('campaigns: runs', () => api.get(`/campaigns/${welcome._id}/runs`, cred));
+  await record('campaigns: get, with its runs summed', () => api.get(`/campaigns/${welcome._id}`, cred));
+  await record('campaigns: list', () => api.get('/campaigns?limit=2', cred));
+  await record('message logs: of a campaign and its runs', () => api.get(`/message-logs?campaignId=${welcome._id}`, cred));
+  await record('campaigns: cancel automated', () => api.post(`/campaigns/${welcome._id}/cancel`, {}, cred));
+  const digest = (await record('campaigns: create recurring', () =>
+    api.post('/campaigns', { name: 'Digest', type: 'recurring', channels: ['sms'], recurrence: { rule: 'FREQ=WEEKLY;BYDAY=MO;BYHOUR=9', timezone: 'Africa/Nairobi' }, messages: { sms: { content: 'Hi' } } }, cred),
+  )).body;
+  await record('campaigns: launch recurring', () => api.post(`/campaigns/${digest._id}/launch`, {}, cred));
+  await record('campaigns: cancel recurring', () => api.post(`/campaigns/${digest._id}/cancel`, {}, cred));
   await record('templates: delete', () => api.delete(`/templates/${template._id}`, cred));
   await record('contacts: delete', () => api.delete(`/contacts/${contact._id}`, cred));
   await record('groups: delete', () => api.delete(`/groups/${group._id}`, cred));
@@ -87,6 +104,9 @@ test.each([
   'organizations: current', 'notifications: send to all',
   'templates: create', 'templates: update', 'templates: get', 'templates: list', 'templates (GraphQL)', 'templates: delete',
   'campaigns: create with a template', 'campaigns: preview', 'campaigns: estimate', 'campaigns: test send', 'campaigns: launch',
+  'campaigns: create automated', 'campaigns: launch automated', 'contacts: create, triggering a campaign', 'campaigns: pending sends',
+  'campaigns: runs', 'campaigns: get, with its runs summed', 'campaigns: list', 'message logs: of a campaign and its runs', 'campaigns: cancel automated',
+  'campaigns: create recurring', 'campaigns: launch recurring', 'campaigns: cancel recurring',
 ])('%s: every statement stays with the organization', async (label) => {
   const { reply, statements } = recorded.get(label)!;
   expect({ ok: reply.status < 300 && !reply.body?.errors, body: reply.body }).toMatchObject({ ok: true });

@@ -34,7 +34,7 @@ export function anchorOf(row: Pick<CampaignRow, 'schedule_date' | 'started_at'>)
  * those contacts only (an automated campaign's wave). A recurring run that exists already (its
  * campaign and time are its identity) is not made again: nothing is returned.
  */
-const insertRun = statement<{ orgId: string; parentId: string; scheduledAt: Date; contacts: string[] | null }, CampaignRow>(
+export const insertRun = statement<{ orgId: string; parentId: string; scheduledAt: Date; contacts: string[] | null }, CampaignRow>(
   'herald_campaign_run_insert',
   `INSERT INTO campaigns (organization_id, parent_id, name, description, type, channels, status, recipient_type, selected_contacts,
                           selected_groups, manual_recipients, messages, schedule_date, created_by)
@@ -93,7 +93,7 @@ export async function fireRun(deps: Deps, ref: { orgId: string; campaignId: stri
 }
 
 /** Contacts of an automated campaign that are due, claimed for one run (others claiming skip them). */
-const claimDue = statement<{ orgId: string; campaignId: string; limit: number }, { contact_id: string }>(
+export const claimDue = statement<{ orgId: string; campaignId: string; limit: number }, { contact_id: string }>(
   'herald_campaign_triggers_claim',
   `SELECT contact_id FROM campaign_triggers
    WHERE organization_id = :orgId AND campaign_id = :campaignId AND status = 'pending' AND due_at <= now()
@@ -101,7 +101,7 @@ const claimDue = statement<{ orgId: string; campaignId: string; limit: number },
    FOR UPDATE SKIP LOCKED`,
 );
 
-const markQueued = statement<{ orgId: string; campaignId: string; runId: string; ids: string[] }>(
+export const markQueued = statement<{ orgId: string; campaignId: string; runId: string; ids: string[] }>(
   'herald_campaign_triggers_queued',
   `UPDATE campaign_triggers SET status = 'queued', run_id = :runId
    WHERE organization_id = :orgId AND campaign_id = :campaignId AND contact_id = ANY(:ids::uuid[])`,

@@ -31,7 +31,7 @@ export const triggerSql = (source: string, event: TriggerEvent) => `
   RETURNING campaign_id`;
 
 /** Records the triggers of contacts created (`created`) and of contacts that joined groups (`joined`: `jsonRows` of `{ contact_id, group_id }`). */
-const fireStatement = statement<{ orgId: string; created: string[]; joined: string }, { fired: number }>(
+export const fireStatement = statement<{ orgId: string; created: string[]; joined: string }, { fired: number }>(
   'herald_campaign_triggers_fire',
   `WITH created AS (SELECT unnest(:created::uuid[]) AS contact_id),
         joined AS (SELECT * FROM json_to_recordset(:joined::json) AS j(contact_id uuid, group_id uuid)),
@@ -56,7 +56,7 @@ export async function fire(trx: Knex.Transaction | Db, orgId: string, created: s
 }
 
 /** Per active automated campaign of the organization, its earliest pending trigger. */
-const duePerCampaign = statement<{ orgId: string; campaignId: string | null }, { id: string; due: Date }>(
+export const duePerCampaign = statement<{ orgId: string; campaignId: string | null }, { id: string; due: Date }>(
   'herald_campaign_triggers_due',
   `SELECT a.id, d.due FROM campaigns a
    CROSS JOIN LATERAL (SELECT min(t.due_at) AS due FROM campaign_triggers t
