@@ -1,7 +1,7 @@
 import type { Herald } from '../src/server.js';
 import { RUN_TASK, runJobKey } from '../src/modules/campaigns/jobs.js';
 import { fireRun } from '../src/modules/campaigns/runs.js';
-import { client, signupOrg, startTestHerald, waitFor, ISO_MS, UUID_RE, type Client, type Credential, type Org } from './helpers/herald.js';
+import { client, isolatedDatabase, signupOrg, startTestHerald, waitFor, ISO_MS, UUID_RE, type Client, type Credential, type Org } from './helpers/herald.js';
 import { makeGroup } from './helpers/contacts-groups.js';
 
 /**
@@ -13,12 +13,20 @@ import { makeGroup } from './helpers/contacts-groups.js';
 
 let herald: Herald;
 let api: Client;
+let database: Awaited<ReturnType<typeof isolatedDatabase>>;
+const ENV = { CAMPAIGN_INLINE_LIMIT: '5', CAMPAIGN_LEASE_SECONDS: '2' };
 
+// A database of its own: its jobs are fired on this file's fake clock, never by the workers of
+// other test files (on the wall clock, they would find a run early and queue it again for its time).
 beforeAll(async () => {
-  herald = await startTestHerald({ CAMPAIGN_INLINE_LIMIT: '5', CAMPAIGN_LEASE_SECONDS: '2' });
+  database = await isolatedDatabase('campaign_types');
+  herald = await startTestHerald({ ...ENV, DATABASE_URL: database.url });
   api = client(herald.url);
 });
-afterAll(() => herald?.stop());
+afterAll(async () => {
+  await herald?.stop();
+  await database?.drop();
+});
 
 const sms = { sms: { content: 'Weekly news for {{ contact.name }}' } };
 const auth = (org: Org): Credential => ({ token: org.token });
@@ -212,7 +220,7 @@ describe('recurring campaigns over a fake clock', () => {
     await launch(org, c._id);
     expect((await campaignOf(org, c._id)).recurrence.nextRunAt).toBe('2027-04-05T06:00:00.000Z');
     await herald.stop();
-    herald = await startTestHerald({ CAMPAIGN_INLINE_LIMIT: '5', CAMPAIGN_LEASE_SECONDS: '2' });
+    herald = await startTestHerald({ ...ENV, DATABASE_URL: database.url });
     api = client(herald.url);
     expect(await runDueJob(c._id)).toBe('2027-04-05T06:00:00.000Z');
     const runs = await waitFor(() => runsOf(org, c._id), (r) => r[0]?.status === 'completed');
