@@ -29,8 +29,9 @@ export interface Deps {
   /** Announcements of campaign changes, for this process's `campaignProgress` subscribers (listening in API processes only). */
   progress: ProgressListener;
   /**
-   * The time as recurring campaigns read it: the wall clock unless a test sets another (a fake
-   * clock). Jobs are queued at the wall-clock time that lies as far ahead as their time does on it.
+   * The time as recurring campaigns and two-factor codes read it: the wall clock unless a test sets
+   * another (a fake clock). Jobs are queued at the wall-clock time that lies as far ahead as their
+   * time does on it.
    */
   clock?: () => Date;
 }

@@ -6,6 +6,7 @@ import { contactsOfGroups } from './modules/contacts/queries.js';
 import { groupColumns, toGroupDto, type GroupDto, type GroupRow } from './modules/groups/dto.js';
 import { toSummary, type OrganizationSummary } from './modules/organizations/dto.js';
 import { organizationRows } from './modules/organizations/queries.js';
+import { enabledUsers } from './modules/two-factor/store.js';
 
 export interface GroupKey {
   orgId: string;
@@ -34,6 +35,12 @@ function byShape<K extends GroupKey>(keys: readonly K[], shape: (k: K) => string
  */
 export function createLoaders(db: Db) {
   return {
+    /** Whether each user (by id, of an organization the caller already reached) has two-factor authentication on. */
+    twoFactorEnabled: new DataLoader<string, boolean>(async (ids) => {
+      const enabled = await enabledUsers(db, ids);
+      return ids.map((id) => enabled.has(id));
+    }),
+
     organizationById: new DataLoader<string, OrganizationSummary | null>(async (ids) => {
       const rows = await organizationRows(db, ids);
       const byId = new Map(rows.map((r) => [r.id, toSummary(r)]));

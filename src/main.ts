@@ -14,6 +14,6 @@ runEntry('Herald', async () => {
   const log = createLogger(config);
   const started = Date.now();
   const herald = await startHerald(config, log);
-  log.info({ url: herald.url, deliveryMode: config.deliveryMode, startupMs: Date.now() - started }, 'herald listening');
+  log.info({ url: herald.url, metrics: herald.metricsUrl, deliveryMode: config.deliveryMode, startupMs: Date.now() - started }, 'herald listening');
   stopOnSignals(log, 'herald', herald.stop);
 });

@@ -10,7 +10,13 @@ import { validate, type Passed } from './lib/validation.js';
  * Who may run an operation. Deny by default: an operation names its role, and API keys reach
  * only the operations that say so.
  */
-export type Access = { public: true } | { role: Role | 'any'; apiKeys: boolean };
+export type Access = { public: true } | { role: Role | 'any'; apiKeys: boolean; duringTwoFactorSetup?: boolean };
+
+/**
+ * The 403 of a session whose organization requires two-factor authentication before the user has
+ * enrolled: only the operations marked `duringTwoFactorSetup` (reading oneself, enrolling) run.
+ */
+export const TWO_FACTOR_REQUIRED = 'Two-factor authentication is required by your organization: set it up to continue';
 
 type Output<S> = S extends z.ZodType ? z.output<S> : undefined;
 
@@ -27,7 +33,11 @@ export interface OperationSpec<S extends z.ZodType | undefined, P, O, C> {
   run(ctx: C, input: Output<S>, params: P): Promise<O>;
 }
 
-export type Operation<P, O> = (ctx: Context, input: unknown, params: P) => Promise<O>;
+/**
+ * A service entry point, carrying who may run it and the shape of its input: the API description
+ * (`/openapi.json`) is read from them.
+ */
+export type Operation<P, O> = ((ctx: Context, input: unknown, params: P) => Promise<O>) & { readonly access: Access; readonly input?: z.ZodType };
 
 /**
  * Every service entry point goes through here, whichever door it came in by: credential (401),
@@ -35,7 +45,7 @@ export type Operation<P, O> = (ctx: Context, input: unknown, params: P) => Promi
  * database (400, named together with the shape's); the business rules come after, in `run`.
  */
 export function operation<S extends z.ZodType | undefined, P = Record<string, never>, O = unknown>(
-  spec: OperationSpec<S, P, O, AuthedContext> & { access: { role: Role | 'any'; apiKeys: boolean } },
+  spec: OperationSpec<S, P, O, AuthedContext> & { access: { role: Role | 'any'; apiKeys: boolean; duringTwoFactorSetup?: boolean } },
 ): Operation<P, O>;
 export function operation<S extends z.ZodType | undefined, P = Record<string, never>, O = unknown>(
   spec: OperationSpec<S, P, O, Context> & { access: { public: true } },
@@ -43,7 +53,7 @@ export function operation<S extends z.ZodType | undefined, P = Record<string, ne
 export function operation<S extends z.ZodType | undefined, P, O>(
   spec: OperationSpec<S, P, O, Context & Partial<AuthedContext>>,
 ): Operation<P, O> {
-  return async (ctx, raw, params) => {
+  const run = async (ctx: Context, raw: unknown, params: P): Promise<O> => {
     const access = spec.access;
     let runCtx: Context & Partial<AuthedContext> = ctx;
     if (!('public' in access)) {
@@ -55,8 +65,10 @@ export function operation<S extends z.ZodType | undefined, P, O>(
     if (!('public' in access)) {
       const caller = runCtx.caller!;
       const denied = (caller.via === 'apiKey' && !access.apiKeys) || (access.role === 'admin' && caller.role !== 'admin');
+      const setupFirst = caller.twoFactorSetupRequired === true && !access.duringTwoFactorSetup;
       // A malformed input is named before permission, as ever; a caller without it never reaches `check`.
-      if (denied && validated?.problems.length) throw validationFailed(validated.problems);
+      if ((denied || setupFirst) && validated?.problems.length) throw validationFailed(validated.problems);
+      if (setupFirst) throw forbidden(TWO_FACTOR_REQUIRED);
       if (denied) throw forbidden();
     }
     if (validated) {
@@ -66,6 +78,7 @@ export function operation<S extends z.ZodType | undefined, P, O>(
     }
     return spec.run(runCtx, validated?.value as Output<S>, params);
   };
+  return Object.assign(run, { access: spec.access, input: spec.input });
 }
 
 /** The plain list of a tenant table: the caller's organization's rows, newest first, paged, as DTOs. */

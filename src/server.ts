@@ -4,14 +4,17 @@ import path from 'node:path';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from './config/config.js';
 import type { Deps } from './context.js';
-import { createDb, type Db } from './db/database.js';
+import { createDb, poolUse, type Db } from './db/database.js';
 import { startEmbeddedPostgres, type EmbeddedServer } from './db/embedded.js';
 import { migrateLatest } from './db/migrate.js';
 import { createDelivery } from './delivery/registry.js';
 import { attachSubscriptions } from './graphql/subscriptions.js';
 import { createApp } from './http/app.js';
+import { serveMetrics, type MetricsServer } from './http/metrics.js';
+import { readQueueDepth } from './jobs/metrics.js';
 import { createQueue, migrateQueue } from './jobs/queue.js';
 import { startWorkers, type Workers } from './jobs/worker.js';
+import { readAtScrape, recordPoolUse, startProcessMetrics } from './lib/metrics.js';
 import { workerTasks } from './tasks.js';
 import { KeyUsage } from './modules/api-keys/usage.js';
 import { CallerCache } from './modules/auth/caller-cache.js';
@@ -22,6 +25,8 @@ import { Quotas } from './modules/quotas/quotas.js';
 
 export interface Herald {
   url: string;
+  /** The `METRICS_PORT` listener's address, when it is set. */
+  metricsUrl?: string;
   db: Db;
   deps: Deps;
   stop(): Promise<void>;
@@ -44,6 +49,8 @@ export interface Runtime {
   deps: Deps;
   databaseUrl: string;
   workers: Workers | null;
+  /** The `METRICS_PORT` listener, when it is set. */
+  metrics: MetricsServer | null;
   close(): Promise<void>;
 }
 
@@ -87,11 +94,19 @@ export async function openRuntime(config: Config, log: Logger, withWorkers: bool
   await deps.callers.listen(url);
   const tasks = workerTasks(deps);
   const workers = withWorkers ? await startWorkers(deps, url, tasks.tasks, tasks.onStart) : null;
+  // This process's metrics: its pool and the queue are read when they are scraped.
+  startProcessMetrics();
+  // The pool is read first, before the queue's reading takes a connection of it.
+  const unread = [readAtScrape(() => recordPoolUse(poolUse(db))), readAtScrape(readQueueDepth(db, Object.keys(tasks.tasks)))];
+  const metrics = config.metricsPort === undefined ? null : await serveMetrics(config.metricsPort, config.host);
   return {
     deps,
     databaseUrl: url,
     workers,
+    metrics,
     async close() {
+      await metrics?.close();
+      unread.forEach((stop) => stop());
       // Running jobs finish first; then nothing is left to use the pool.
       await workers?.stop();
       await queue.close();
@@ -154,5 +169,5 @@ export async function startHerald(config: Config, log: Logger = createLogger(con
       await runtime.close();
     })());
 
-  return { url: `http://${host}:${port}`, db: deps.db, deps, stop };
+  return { url: `http://${host}:${port}`, metricsUrl: runtime.metrics?.url, db: deps.db, deps, stop };
 }

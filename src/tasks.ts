@@ -1,5 +1,6 @@
 import type { TaskList } from 'graphile-worker';
 import type { Deps } from './context.js';
+import { timedTasks } from './jobs/metrics.js';
 import { sweeper } from './jobs/sweeper.js';
 import { campaignTasks, sweepCampaigns } from './modules/campaigns/tasks.js';
 import { importTasks, sweepImports } from './modules/contact-imports/tasks.js';
@@ -9,9 +10,9 @@ import { sweepWebhooks, webhookTasks } from './modules/webhooks/delivery.js';
 
 /**
  * Every task a worker process runs: the modules' own, and the periodic sweep made of their parts;
- * `onStart` schedules the sweep whenever the workers (re)start.
+ * `onStart` schedules the sweep whenever the workers (re)start. Each is timed into the job metrics.
  */
 export function workerTasks(deps: Deps): { tasks: TaskList; onStart: () => Promise<void> } {
   const sweep = sweeper(deps, [sweepCampaigns, sweepSends, sweepWebhooks, sweepImports]);
-  return { tasks: { ...campaignTasks(deps), ...sandboxTasks(deps), ...webhookTasks(deps), ...importTasks(deps), ...sweep.tasks }, onStart: sweep.schedule };
+  return { tasks: timedTasks({ ...campaignTasks(deps), ...sandboxTasks(deps), ...webhookTasks(deps), ...importTasks(deps), ...sweep.tasks }), onStart: sweep.schedule };
 }

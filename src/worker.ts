@@ -6,6 +6,6 @@ runEntry('Herald worker', async () => {
   const config = configOrExit();
   const log = createLogger(config);
   const runtime = await openRuntime(config, log, true);
-  log.info({ concurrency: config.workerConcurrency }, 'herald worker running');
+  log.info({ concurrency: config.workerConcurrency, metrics: runtime.metrics?.url }, 'herald worker running');
   stopOnSignals(log, 'worker', runtime.close);
 });

@@ -89,6 +89,9 @@ beforeAll(async () => {
   await record('templates: delete', () => api.delete(`/templates/${template._id}`, cred));
   await record('contacts: delete', () => api.delete(`/contacts/${contact._id}`, cred));
   await record('groups: delete', () => api.delete(`/groups/${group._id}`, cred));
+  await record('audit log: list, filtered', () => api.get(`/audit-log?limit=1&action=campaign.&actor=${org.user._id}&dateFrom=2020-01-01`, cred));
+  const auditNext = nextLink(await api.get('/audit-log?limit=1', cred))!;
+  await record('audit log: next page', () => api.get(auditNext, cred));
 });
 afterAll(async () => {
   await explain?.end();
@@ -107,6 +110,7 @@ test.each([
   'campaigns: create automated', 'campaigns: launch automated', 'contacts: create, triggering a campaign', 'campaigns: pending sends',
   'campaigns: runs', 'campaigns: get, with its runs summed', 'campaigns: list', 'message logs: of a campaign and its runs', 'campaigns: cancel automated',
   'campaigns: create recurring', 'campaigns: launch recurring', 'campaigns: cancel recurring',
+  'audit log: list, filtered', 'audit log: next page',
 ])('%s: every statement stays with the organization', async (label) => {
   const { reply, statements } = recorded.get(label)!;
   expect({ ok: reply.status < 300 && !reply.body?.errors, body: reply.body }).toMatchObject({ ok: true });

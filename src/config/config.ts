@@ -75,6 +75,12 @@ const envSchema = z.object({
     .refine((xs) => xs.length <= 20 && xs.every((x) => x >= 1 && x <= 7 * 86400), 'must be at most 20 delays of 1 s to 7 days each')
     .default([5, 300, 1800, 7200, 18000, 36000, 36000]),
   WEBHOOK_TIMEOUT_MS: intIn(100, 60000).default(15000),
+  METRICS_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces (it is sent in an Authorization header)')
+    .optional(),
+  METRICS_PORT: intIn(0, 65535).optional(),
 });
 
 export interface Config {
@@ -114,6 +120,10 @@ export interface Config {
   webhookRetrySchedule: number[];
   /** The limit of one webhook attempt, connecting to reading the answer. */
   webhookTimeoutMs: number;
+  /** When set, `GET /metrics` on the API port answers to `Authorization: Bearer <metricsToken>`. */
+  metricsToken: string | undefined;
+  /** When set, a listener of its own on this port (at `host`) serves `/metrics` without a credential. */
+  metricsPort: number | undefined;
   /** How long authentication may reuse a user or API-key row (0: re-read on every request). */
   authCacheMs: number;
   /** The base of links Herald puts in messages; default `http://localhost:<PORT>`. */
@@ -154,6 +164,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const missing: string[] = [];
   if (production && !env.JWT_SECRET) missing.push('JWT_SECRET is required when NODE_ENV=production');
   if (production && !env.CREDENTIALS_KEY) missing.push('CREDENTIALS_KEY is required when NODE_ENV=production');
+  if (env.METRICS_PORT !== undefined && env.METRICS_PORT !== 0 && env.METRICS_PORT === env.PORT) missing.push('METRICS_PORT must differ from PORT');
   if (missing.length) throw new ConfigError(missing);
 
   const generated = production ? null : localSecrets(env.DATA_DIR, !env.JWT_SECRET || !env.CREDENTIALS_KEY);
@@ -187,6 +198,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     campaignLeaseSeconds: env.CAMPAIGN_LEASE_SECONDS,
     webhookRetrySchedule: env.WEBHOOK_RETRY_SCHEDULE,
     webhookTimeoutMs: env.WEBHOOK_TIMEOUT_MS,
+    metricsToken: env.METRICS_TOKEN,
+    metricsPort: env.METRICS_PORT,
     authCacheMs: env.AUTH_CACHE_MS,
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     smtpEhloName: ehloName(env.SMTP_EHLO_NAME, env.PUBLIC_URL),

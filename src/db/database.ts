@@ -30,3 +30,10 @@ export function createDb(connectionString: string, poolMax = 10, log?: Logger): 
 
 /** `now()` rounded to the millisecond the API shows, so keyset cursors compare exactly. */
 export const nowMs = (db: Db) => db.raw("date_trunc('milliseconds', now())");
+
+/** What knex's pool (tarn) holds now: connections in use and idle, and acquisitions waiting for one; null once destroyed. */
+export function poolUse(db: Db): { used: number; free: number; pending: number; max: number } | null {
+  const pool = (db.client as { pool?: { numUsed(): number; numFree(): number; numPendingAcquires(): number; max: number } }).pool;
+  if (!pool) return null;
+  return { used: pool.numUsed(), free: pool.numFree(), pending: pool.numPendingAcquires(), max: pool.max };
+}

@@ -17,6 +17,7 @@
  */
 export const LAYOUT = {
   tenant: [
+    'audit_log',
     'campaign_batches',
     'campaign_triggers',
     'campaigns',
@@ -39,7 +40,7 @@ export const LAYOUT = {
     'webhook_events',
   ],
   reference: ['organizations'],
-  coordinator: ['users', 'api_keys'],
+  coordinator: ['users', 'api_keys', 'user_two_factor', 'user_recovery_codes'],
   local: ['rate_limits', 'knex_migrations', 'knex_migrations_lock'],
 } as const;
 

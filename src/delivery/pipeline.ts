@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import type { Db } from '../db/database.js';
 import { jsonRows, run } from '../db/statements.js';
+import { countSettled } from '../lib/metrics.js';
 import { TemplateRenderError } from '../lib/templates.js';
 import { characterCount, preview, unitCost } from './cost.js';
 import * as credits from './credits.js';
@@ -143,7 +144,7 @@ export async function deliver(deps: PipelineDeps, req: SendRequest): Promise<Rec
   };
   // The settle writes run beside the sends, not inside a send slot: batch n is written while
   // batch n+1 is with the provider, and batches that finish together are written together.
-  const settler = new Settler(deps.db, req.orgId);
+  const settler = new Settler(deps.db, req.orgId, req.channel, req.test ? 'test' : req.campaignId ? 'campaign' : 'adhoc');
   let settled: RecipientOutcome[][];
   try {
     settled = await pMap(
@@ -230,6 +231,9 @@ class Settler {
   constructor(
     private readonly db: Db,
     private readonly orgId: string,
+    /** What the metrics count its recipients under. */
+    private readonly channel: Channel,
+    private readonly kind: 'adhoc' | 'campaign' | 'test',
   ) {}
 
   /**
@@ -298,6 +302,12 @@ class Settler {
             await credits.release(trx, this.orgId, rows.reduce((sum, s) => sum + Number(s.refund), 0));
             return rows;
           });
+    countSettled(
+      this.channel,
+      this.kind,
+      settled.reduce((sum, s) => sum + s.success_count, 0),
+      settled.reduce((sum, s) => sum + s.failed_count, 0),
+    );
     await wake(this.db, this.orgId, settled[0]?.webhook_endpoints);
   }
 }

@@ -5,6 +5,7 @@ import { makeExecutableSchema } from '@graphql-tools/schema';
 import type { Resolvers } from './generated/resolvers-types.js';
 import { scalars } from './scalars.js';
 import { resolvers as apiKeys } from '../modules/api-keys/resolvers.js';
+import { resolvers as audit } from '../modules/audit/resolvers.js';
 import { resolvers as auth } from '../modules/auth/resolvers.js';
 import { resolvers as campaigns } from '../modules/campaigns/resolvers.js';
 import { resolvers as contacts } from '../modules/contacts/resolvers.js';
@@ -17,6 +18,7 @@ import { resolvers as templates } from '../modules/templates/resolvers.js';
 import { resolvers as webhooks } from '../modules/webhooks/resolvers.js';
 import { resolvers as organizations } from '../modules/organizations/resolvers.js';
 import { resolvers as users } from '../modules/users/resolvers.js';
+import { resolvers as twoFactor } from '../modules/two-factor/resolvers.js';
 
 export const SCHEMA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../schema');
 
@@ -25,6 +27,6 @@ const base: Resolvers = { Query: { health: () => 'ok' } };
 export function buildSchema() {
   return makeExecutableSchema({
     typeDefs: loadFilesSync(path.join(SCHEMA_DIR, '**/*.graphql')),
-    resolvers: [base, scalars, auth, users, organizations, apiKeys, contacts, contactImports, groups, templates, notifications, messageLogs, sandbox, campaigns, webhooks],
+    resolvers: [base, scalars, auth, users, organizations, apiKeys, contacts, contactImports, groups, templates, notifications, messageLogs, sandbox, campaigns, webhooks, audit, twoFactor],
   });
 }

@@ -10,6 +10,7 @@ import { fromExpress, HttpError, toHttpError } from '../lib/errors.js';
 import { costLimit } from './cost-limit.js';
 import { depthLimit } from './depth-limit.js';
 import { jitExecution } from './executor.js';
+import { operationMetrics } from './metrics.js';
 import { buildSchema } from './schema.js';
 
 /** Apollo's own codes for requests that never reached a resolver: all the client's doing. */
@@ -119,6 +120,7 @@ export async function createApollo(config: Config, log: Logger): Promise<{ apoll
     parseOptions: { maxLexicalTokens: MAX_TOKENS },
     validationRules: [...armor.validationRules, depthLimit(MAX_DEPTH)],
     plugins: [
+      operationMetrics,
       operationResolved,
       ...(armor.plugins as ApolloServerPlugin<Context>[]),
       costLimit(MAX_COST),

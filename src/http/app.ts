@@ -11,8 +11,10 @@ import { consentRouter } from '../modules/consent/routes.js';
 import { trackingRouter } from '../modules/receipts/tracking-routes.js';
 import { receiptsRouter } from '../modules/receipts/webhooks.js';
 import { consoleRouter } from './console.js';
+import { docsRouter } from './docs.js';
 import { contextMiddleware } from './context.js';
 import { errorHandler, notFoundHandler } from './errors.js';
+import { httpMetrics, metricsEndpoint } from './metrics.js';
 import { JSON_TYPES, otherMethods, requireJson, restRouter } from './rest.js';
 import { routes } from './routes.js';
 
@@ -30,6 +32,7 @@ export async function createApp(deps: Deps): Promise<{ app: Express; close: () =
   app.set('trust proxy', deps.config.trustProxy);
   app.set('query parser', 'simple');
 
+  app.use(httpMetrics);
   app.use(
     pinoHttp({
       logger: deps.log,
@@ -44,13 +47,17 @@ export async function createApp(deps: Deps): Promise<{ app: Express; close: () =
         res: (res) => ({ statusCode: res.statusCode }),
       },
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-      autoLogging: { ignore: (req) => req.url === '/health' || req.url === '/ready' },
+      autoLogging: { ignore: (req) => req.url === '/health' || req.url === '/ready' || req.url === '/metrics' },
     }),
   );
   app.use(helmet());
+  // The process's metrics, for a scraper holding METRICS_TOKEN; without one, /metrics is 404 here.
+  if (deps.config.metricsToken) app.get('/metrics', metricsEndpoint(deps.config.metricsToken)).all('/metrics', otherMethods(['GET']));
   // Public unsubscribe pages: before the JSON parser and the request context, so the token is
   // verified before any body is read and no credential is looked for.
   app.use(consentRouter(deps), receiptsRouter(deps), trackingRouter(deps));
+  // The API description and its reference page (public, read-only).
+  app.use(docsRouter(deps.config));
   // The console: its assets, and its page for browser navigations nothing above answered.
   app.use(consoleRouter());
   app.use(express.json({ limit: '15mb', type: JSON_TYPES }));

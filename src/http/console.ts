@@ -100,6 +100,7 @@ export function consoleRouter(): Router {
       res.status(503).type('text').send('The console is not built: run `npm install` (it builds web/), or `npm run build:web`.\n');
       return;
     }
+    res.locals.route = 'console';
     const nonce = randomBytes(16).toString('base64');
     res.setHeader('Content-Security-Policy', consolePolicy(nonce));
     res.setHeader('Cache-Control', 'no-store');

@@ -1,4 +1,5 @@
 import * as apiKeys from '../modules/api-keys/service.js';
+import * as auditLog from '../modules/audit/service.js';
 import * as auth from '../modules/auth/service.js';
 import * as campaigns from '../modules/campaigns/service.js';
 import { campaignDetail, canceledCampaign, launchedCampaign, listedCampaign } from '../modules/campaigns/dto.js';
@@ -16,6 +17,7 @@ import * as sandboxEvents from '../modules/sandbox/receipts.js';
 import * as templates from '../modules/templates/service.js';
 import * as organizations from '../modules/organizations/service.js';
 import * as users from '../modules/users/service.js';
+import * as twoFactor from '../modules/two-factor/service.js';
 import * as webhooks from '../modules/webhooks/service.js';
 import { listedUser } from '../modules/users/dto.js';
 import { queryFilters, queryParams, type Route } from './rest.js';
@@ -25,7 +27,8 @@ const none = () => undefined;
 /** Every REST path of the interface, one line each. Authorization lives in the operations. */
 export const routes: Route[] = [
   { method: 'post', path: '/auth/signup', op: auth.signup, status: 201 },
-  { method: 'post', path: '/auth/login', op: auth.login, view: ({ token, user }) => ({ token, user }) },
+  { method: 'post', path: '/auth/login', op: auth.login, view: auth.loginView },
+  { method: 'post', path: '/auth/login/mfa', op: auth.loginWithTwoFactor, view: ({ token, user }) => ({ token, user }) },
 
   { method: 'get', path: '/users', op: users.list, list: true, input: none, view: listedUser },
   { method: 'get', path: '/users/me', op: users.me, input: none, view: (r) => ({ ...r.user, organization: r.organization }) },
@@ -36,6 +39,12 @@ export const routes: Route[] = [
   { method: 'put', path: '/users/:id/reactivate', op: users.reactivate, input: none },
   { method: 'put', path: '/users/:id/password', op: users.changePassword },
   { method: 'delete', path: '/users/:id', op: users.remove, input: none },
+  { method: 'get', path: '/users/me/two-factor', op: twoFactor.status, input: none },
+  { method: 'post', path: '/users/me/two-factor', op: twoFactor.startEnrolment, input: none },
+  { method: 'delete', path: '/users/me/two-factor', op: twoFactor.disable },
+  { method: 'post', path: '/users/me/two-factor/confirm', op: twoFactor.confirm },
+  { method: 'post', path: '/users/me/two-factor/recovery-codes', op: twoFactor.regenerateRecoveryCodes },
+  { method: 'delete', path: '/users/:id/two-factor', op: twoFactor.reset, input: none },
 
   { method: 'get', path: '/organizations/current', op: organizations.current, input: none },
   { method: 'put', path: '/organizations/current', op: organizations.updateOrganization },
@@ -104,4 +113,6 @@ export const routes: Route[] = [
   { method: 'get', path: '/api-keys', op: apiKeys.list, list: true, input: none },
   { method: 'put', path: '/api-keys/:id/revoke', op: apiKeys.revoke, input: none },
   { method: 'delete', path: '/api-keys/:id', op: apiKeys.remove, input: none },
+
+  { method: 'get', path: '/audit-log', op: auditLog.list, list: true, input: queryFilters },
 ];

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config/config.js';
 import { createLogger, startHerald, type Herald } from '../../src/server.js';
 import { createDatabase, dropDatabase } from '../setup/databases.js';
+import { assertConforms } from './conformance.js';
 
 export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
 export const TEST_CREDENTIALS_KEY = '0'.repeat(64);
@@ -63,6 +64,7 @@ export function client(baseUrl: string) {
     } catch {
       /* not JSON: keep the text */
     }
+    assertConforms(method, p, res.status, res.headers, parsed);
     return { status: res.status, headers: res.headers, body: parsed as T };
   }
   return {

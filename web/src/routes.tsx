@@ -55,6 +55,7 @@ export const routes: RouteObject[] = [
               { path: 'channels', ...page(() => import('./pages/settings/ChannelsPage')) },
               { path: 'webhooks', ...page(() => import('./pages/settings/WebhooksPage')) },
               { path: 'tracking', ...page(() => import('./pages/settings/TrackingPage')) },
+              { path: 'audit-log', ...page(() => import('./pages/settings/AuditLogPage')) },
             ],
           },
           { path: '*', ...page(() => import('./pages/NotFoundPage')) },

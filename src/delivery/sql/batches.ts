@@ -77,7 +77,7 @@ export const renewBatchLease = statement<Omit<ChunkKey, 'first' | 'last'> & { ba
  * Settles claimed batches still `sending` (one settled meanwhile, by a worker that took it over or by
  * the sweeper, is left alone, and so are its log and counters), writes their logs and counts the
  * campaign, completing it when every recipient is settled; answers what the settled batches held and
- * did not spend. Row locks are taken batches, then the campaign row, so the campaign row is held only
+ * did not spend, and their recipients sent and failed. Row locks are taken batches, then the campaign row, so the campaign row is held only
  * until the commit (`cancel`, which locks the campaign row first, skips batches locked here). A
  * campaign it counts is announced to the API processes (`./progress.ts`).
  */
@@ -90,7 +90,7 @@ export const settleBatches = statement<
      */
     batches: string;
   },
-  { refund: number; announced: number } & Woken
+  { refund: number; announced: number; sent: number; failed: number } & Woken
 >(
   'herald_batches_settle',
   `WITH ${WEBHOOK_ENDPOINTS},
@@ -139,7 +139,7 @@ export const settleBatches = statement<
           SELECT 'campaign.completed', c.completed_at, ${campaignEventDataSql('c')}
           FROM counted c, n WHERE ${ANY_ENDPOINT} AND c.status = 'completed' AND c.completed_at = n.settled_at),
         ${outboxWrites('wh_source')}
-   SELECT n.refund, ${WOKEN}, ${ANNOUNCED} FROM n`,
+   SELECT n.refund, n.sent, n.failed, ${WOKEN}, ${ANNOUNCED} FROM n`,
 );
 
 /** A campaign's batches per channel: how many in all (the chunk size follows), and those still to send. */

@@ -34,7 +34,8 @@ export const insertPendingLogs = statement<{
 
 /**
  * Writes the results of a send's logs that are still unsettled (one the sweeper settled as abandoned
- * keeps that outcome and its refund) and answers, per log settled here, what its reservation did not spend.
+ * keeps that outcome and its refund) and answers, per log settled here, what its reservation did not
+ * spend and its recipients' outcomes.
  */
 export const settleLogs = statement<
   {
@@ -42,7 +43,7 @@ export const settleLogs = statement<
     /** `jsonRows` of `{ id, recipients (JSON text), success_count, failed_count, cost, network, provider_ids }`. */
     logs: string;
   },
-  { refund: number } & Woken
+  { refund: number; success_count: number; failed_count: number } & Woken
 >(
   'herald_logs_settle',
   `WITH ${WEBHOOK_ENDPOINTS},
@@ -55,7 +56,7 @@ export const settleLogs = statement<
           RETURNING m.reserved - i.cost AS refund, m.id, m.campaign_id, m.channel, m.test, m.recipients, m.provider_ids, m.success_count, m.failed_count,
                     m.settled_at),
         ${outboxWrites(logEventsSql('settled'))}
-   SELECT settled.refund, ${WOKEN} FROM settled`,
+   SELECT settled.refund, settled.success_count, settled.failed_count, ${WOKEN} FROM settled`,
 );
 
 /**

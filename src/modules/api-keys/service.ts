@@ -6,6 +6,7 @@ import { iso } from '../../lib/ids.js';
 import * as v from '../../lib/validation.js';
 import { listOf, operation } from '../../operation.js';
 import { generateApiKey, hashApiKey, visiblePrefix } from './format.js';
+import { record } from '../audit/record.js';
 
 interface ApiKeyRow {
   id: string;
@@ -48,6 +49,9 @@ const toDto = (row: ApiKeyRow): ApiKeyDto => ({
   updatedAt: row.updated_at.toISOString(),
 });
 
+/** What an audit entry says of a key: never its value or hash. */
+const keyDetails = (row: ApiKeyRow) => ({ name: row.name, role: row.role, prefix: row.prefix });
+
 // Keys are managed by an admin signed in as a person, never by another key.
 const ADMIN_JWT = { role: 'admin', apiKeys: false } as const;
 
@@ -56,16 +60,20 @@ export const create = operation({
   input: z.strictObject({ name: v.name(), role: v.role().default('user') }),
   async run(ctx, input) {
     const key = generateApiKey();
-    const [row] = await ctx.db('api_keys')
-      .insert({
-        organization_id: ctx.caller.orgId,
-        name: input.name,
-        role: input.role,
-        prefix: visiblePrefix(key),
-        key_hash: hashApiKey(key),
-        created_by: ctx.caller.userId,
-      })
-      .returning(COLUMNS);
+    const row = await ctx.db.transaction(async (trx) => {
+      const [created] = (await trx('api_keys')
+        .insert({
+          organization_id: ctx.caller.orgId,
+          name: input.name,
+          role: input.role,
+          prefix: visiblePrefix(key),
+          key_hash: hashApiKey(key),
+          created_by: ctx.caller.userId,
+        })
+        .returning(COLUMNS)) as ApiKeyRow[];
+      await record(trx, ctx, { action: 'api_key.created', resourceType: 'api_key', resourceId: created!.id, details: keyDetails(created!) });
+      return created!;
+    });
     return { apiKey: toDto(row), key };
   },
 });
@@ -76,25 +84,32 @@ export const list = listOf(ADMIN_JWT, 'api_keys', COLUMNS, toDto);
 export const revoke = operation({
   access: ADMIN_JWT,
   async run(ctx, _input: undefined, { id }: { id: string }) {
-    const t = tenant(ctx.db, ctx.caller.orgId);
-    const row = await t.owned<ApiKeyRow>('api_keys', id, COLUMNS);
-    if (row.revoked_at) return toDto(row);
-    const [updated] = await t
-      .scoped('api_keys')
-      .where({ id })
-      .update({ revoked_at: nowMs(ctx.db), updated_at: nowMs(ctx.db) })
-      .returning(COLUMNS);
+    const row = await ctx.db.transaction(async (trx) => {
+      const t = tenant(trx, ctx.caller.orgId);
+      const current = await t.owned<ApiKeyRow>('api_keys', id, COLUMNS, { forUpdate: true });
+      if (current.revoked_at) return current;
+      const [updated] = (await t
+        .scoped('api_keys')
+        .where({ id })
+        .update({ revoked_at: nowMs(ctx.db), updated_at: nowMs(ctx.db) })
+        .returning(COLUMNS)) as ApiKeyRow[];
+      await record(trx, ctx, { action: 'api_key.revoked', resourceType: 'api_key', resourceId: id, details: keyDetails(updated!) });
+      return updated!;
+    });
     ctx.callers.forgetKey(id);
-    return toDto(updated);
+    return toDto(row);
   },
 });
 
 export const remove = operation({
   access: ADMIN_JWT,
   async run(ctx, _input: undefined, { id }: { id: string }) {
-    const t = tenant(ctx.db, ctx.caller.orgId);
-    await t.owned('api_keys', id, ['id']);
-    await t.scoped('api_keys').where({ id }).delete();
+    await ctx.db.transaction(async (trx) => {
+      const t = tenant(trx, ctx.caller.orgId);
+      const key = await t.owned<ApiKeyRow>('api_keys', id, COLUMNS);
+      await t.scoped('api_keys').where({ id }).delete();
+      await record(trx, ctx, { action: 'api_key.deleted', resourceType: 'api_key', resourceId: id, details: keyDetails(key) });
+    });
     ctx.callers.forgetKey(id);
     return { message: 'API key deleted successfully' };
   },

@@ -13,9 +13,16 @@ const BEARER = /^Bearer ([^\s]+)$/i;
 // The rows authentication reads (through the caller cache). Fixed statements, prepared once per pooled connection by name: built
 // through knex's query builder, the lookup cost about twice the Node CPU of the round trip itself
 // (bench/auth.ts). Only the columns the checks need; a revoked key is filtered out by the statement.
+// Whether the user must still enrol in two-factor authentication is read with them (the organization
+// requires it and the user has none confirmed): such a session may only enrol.
 const userById = statement<{ id: string }, UserRow>(
   'herald_auth_user',
-  'SELECT organization_id, role, is_active, tokens_valid_after FROM users WHERE id = :id',
+  `SELECT u.organization_id, u.role, u.is_active, u.tokens_valid_after,
+          o.require_two_factor AND NOT EXISTS (
+            SELECT 1 FROM user_two_factor t WHERE t.user_id = u.id AND t.confirmed_at IS NOT NULL
+          ) AS two_factor_setup_required
+     FROM users u JOIN organizations o ON o.id = u.organization_id
+    WHERE u.id = :id`,
 );
 const activeKeyByHash = statement<{ hash: Buffer }, KeyRow>(
   'herald_auth_api_key',
@@ -27,6 +34,7 @@ export interface UserRow {
   role: Role;
   is_active: boolean;
   tokens_valid_after: number;
+  two_factor_setup_required: boolean;
 }
 
 export interface KeyRow {
@@ -71,7 +79,9 @@ async function fromToken(deps: AuthDeps, tokens: TokenService, header: string): 
   if (!valid) throw unauthorized('Invalid token');
   // The stored role governs, whatever the token's role claim says: a promotion or a demotion applies
   // at once to the tokens the user already holds (the claim is informational, never a reason for 401).
-  return { orgId: claims.orgId, role: user.role, via: 'jwt', userId: claims.userId, apiKeyId: null };
+  const caller: Caller = { orgId: claims.orgId, role: user.role, via: 'jwt', userId: claims.userId, apiKeyId: null };
+  if (user.two_factor_setup_required) caller.twoFactorSetupRequired = true;
+  return caller;
 }
 
 async function fromApiKey(deps: AuthDeps, value: string): Promise<Caller> {

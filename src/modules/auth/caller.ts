@@ -9,6 +9,11 @@ export interface Caller {
   /** The user behind a JWT, or the user who created the API key (null if since deleted). */
   userId: string | null;
   apiKeyId: string | null;
+  /**
+   * A user of an organization that requires two-factor authentication who has not enrolled yet: such
+   * a session may only enrol (and read who it is), every other operation is 403.
+   */
+  twoFactorSetupRequired?: boolean;
 }
 
 /** The credentials a request may carry; exactly one is allowed. */

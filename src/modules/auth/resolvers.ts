@@ -8,6 +8,11 @@ export const resolvers: Resolvers = {
     // Login's user is the interface's short form; GraphQL resolves any other field from the full user.
     login: async (_, { input }, ctx) => {
       const result = await auth.login(ctx, compact(input), {});
+      if ('mfaRequired' in result) return { token: null, user: null, mfaRequired: true, mfaToken: result.mfaToken, twoFactorSetupRequired: false };
+      return { token: result.token, user: result.fullUser, mfaRequired: false, mfaToken: null, twoFactorSetupRequired: 'twoFactorSetupRequired' in result };
+    },
+    loginWithTwoFactor: async (_, { input }, ctx) => {
+      const result = await auth.loginWithTwoFactor(ctx, compact(input), {});
       return { token: result.token, user: result.fullUser };
     },
   },

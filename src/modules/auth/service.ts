@@ -4,7 +4,10 @@ import { isUniqueViolation } from '../../db/errors.js';
 import { badRequest, unauthorized } from '../../lib/errors.js';
 import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
+import type { Context } from '../../context.js';
 import { loginUser, newUserFields, toUserDto, USER_COLUMNS, type UserRow } from '../users/dto.js';
+import { checkCode } from '../two-factor/check.js';
+import { loginState } from '../two-factor/store.js';
 import { burnComparison, checkPassword, hashPassword } from './passwords.js';
 
 const signupInput = z
@@ -76,12 +79,47 @@ export const login = operation({
       throw unauthorized('Invalid credentials');
     }
     await ctx.throttle.succeeded(input.email);
-    const token = ctx.tokens.sign(
-      { userId: user.id, orgId: user.organization_id, role: user.role },
-      Number(user.tokens_valid_after),
-    );
-    const fullUser = toUserDto(user);
-    return { token, user: loginUser(fullUser), fullUser };
+    const twoFactor = await loginState(ctx.db, user.id, user.organization_id);
+    // The password was right; an enrolled user's session waits for a code (POST /auth/login/mfa).
+    if (twoFactor.enabled) {
+      return { mfaRequired: true as const, mfaToken: ctx.tokens.signMfa({ userId: user.id, orgId: user.organization_id }, Number(user.tokens_valid_after)) };
+    }
+    return { ...session(ctx, user), ...(twoFactor.required ? { twoFactorSetupRequired: true as const } : {}) };
+  },
+});
+
+/** A session for `user`: its token, the interface's short user and the full one (for GraphQL). */
+function session(ctx: Context, user: UserRow) {
+  const token = ctx.tokens.sign({ userId: user.id, orgId: user.organization_id, role: user.role }, Number(user.tokens_valid_after));
+  const fullUser = toUserDto(user);
+  return { token, user: loginUser(fullUser), fullUser };
+}
+
+/** A login's answer as REST shows it: `{ token, user }` as ever, or what the two-factor step needs. */
+export const loginView = (result: Awaited<ReturnType<typeof login>>) => {
+  if ('mfaRequired' in result) return { mfaRequired: result.mfaRequired, mfaToken: result.mfaToken };
+  return { token: result.token, user: result.user, ...('twoFactorSetupRequired' in result ? { twoFactorSetupRequired: result.twoFactorSetupRequired } : {}) };
+};
+
+/**
+ * The second step of a two-factor login: the `mfaToken` of a right password and a code (TOTP, or a
+ * recovery code, each accepted once) give the session login gives. Wrong codes are throttled per
+ * user (10 without a right one) and with the client address's failed logins.
+ */
+export const loginWithTwoFactor = operation({
+  access: { public: true },
+  input: z.strictObject({
+    mfaToken: z.string().min(1).max(2048),
+    code: z.string().trim().min(1).max(64),
+  }),
+  async run(ctx, input) {
+    const claims = ctx.tokens.verifyMfa(input.mfaToken);
+    const pending = (await ctx.db('users').where({ id: claims.userId }).first()) as UserRow | undefined;
+    // The user still there, active, in that organization and without a password change since.
+    const valid = pending && pending.organization_id === claims.orgId && pending.is_active && claims.iat >= Number(pending.tokens_valid_after);
+    if (!valid) throw unauthorized('Invalid mfaToken');
+    if (!(await checkCode(ctx, pending.id, input.code))) throw unauthorized('Invalid authentication code');
+    return session(ctx, pending);
   },
 });
 

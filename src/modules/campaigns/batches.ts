@@ -21,6 +21,7 @@ import {
 } from '../../delivery/sql/batches.js';
 import { contactsFor, Personaliser, type MessageTexts } from '../../delivery/personalise.js';
 import { LogTarget, type Channel, type DeliveryResult, type OutboundMessage } from '../../delivery/types.js';
+import { countSettled } from '../../lib/metrics.js';
 import { TemplateRenderError } from '../../lib/templates.js';
 import { batchLogId, batchRange, chunksOf, type ChunkRef } from './chunks.js';
 import type { CampaignMessages, CampaignRow } from './dto.js';
@@ -330,6 +331,7 @@ async function settle(db: Db, ref: ChunkRef, senderUserId: string | null, prepar
           await credits.release(trx, ref.orgId, Number(row!.refund));
           return row!;
         });
+  countSettled(ref.channel, 'campaign', settled.sent, settled.failed);
   await wake(db, ref.orgId, settled.webhook_endpoints);
 }
 

@@ -21,6 +21,7 @@ import { paginateAs, type PageRequest } from '../../db/pagination.js';
 import { addJobStatement, inTransaction, removeJobStatement } from '../../jobs/queue.js';
 import { checkRecurrence, nextOccurrence, type Recurrence } from '../../lib/recurrence.js';
 import { Duration } from 'luxon';
+import { record, type AuditEntryInput } from '../audit/record.js';
 
 const READ = { role: 'any', apiKeys: true } as const;
 const WRITE = { role: 'admin', apiKeys: true } as const;
@@ -303,6 +304,14 @@ export const update = operation({
   },
 });
 
+/** The audit entry of a launch or a cancel (platform.md's audit log). */
+const campaignEntry = (action: AuditEntryInput['action'], campaign: CampaignRow, details: Record<string, unknown>): AuditEntryInput => ({
+  action,
+  resourceType: 'campaign',
+  resourceId: campaign.id,
+  details: { name: campaign.name, type: campaign.type, ...details },
+});
+
 /**
  * Launch, from draft only. A future `scheduleDate` gives `scheduled` and a queued start at that time.
  * Otherwise the audience is materialised now: small ones are sent before answering (`completed` with
@@ -324,14 +333,18 @@ export const launch = operation({
             .update({ status: 'scheduled', updated_at: nowMs(ctx.db) })
             .returning('*');
           if (!updated) throw conflict('Only draft campaigns can be launched');
+          await record(trx, ctx, campaignEntry('campaign.launched', campaign, { status: 'scheduled', scheduleDate: campaign.schedule_date!.toISOString() }));
           return updated as CampaignRow;
         });
         await ctx.queue.add(startJob(row));
         return toCampaignDto(row);
       }
-      const started = await start(ctx, campaign, { checkCredits: true });
-      await ctx.quotas.sendMessages(ctx.caller.orgId, started.total).catch(async (err) => {
-        await rollbackStart(ctx, campaign);
+      const started = await start(ctx, campaign, {
+        checkCredits: true,
+        also: (trx, { total }) => record(trx, ctx, campaignEntry('campaign.launched', campaign, { status: 'active', recipients: total })),
+      });
+      await ctx.quotas.sendMessages(ctx.caller.orgId, started.total).catch(async (err: Error) => {
+        await rollbackStart(ctx, campaign, (trx) => record(trx, ctx, campaignEntry('campaign.launch_reverted', campaign, { reason: err.message })));
         throw err;
       });
       if (started.total <= ctx.config.campaignInlineLimit) {
@@ -366,6 +379,7 @@ async function activate(ctx: AuthedContext, campaign: CampaignRow): Promise<Camp
     if (!updated) throw conflict('Only draft campaigns can be launched');
     if (next) await run(trx, addJobStatement, inTransaction(runJob(campaign.organization_id, campaign.id, next, now)));
     await announce(trx, ctx.caller.orgId, campaign.id);
+    await record(trx, ctx, campaignEntry('campaign.launched', campaign, { status: 'active', ...(next && { nextRunAt: next.toISOString() }) }));
     return updated;
   });
 }
@@ -425,6 +439,7 @@ export const cancel = operation({
         // The unsent batches are never charged: what they held goes back.
         await credits.release(trx, ctx.caller.orgId, unsent.reduce((sum, b) => sum + Number(b.reserved), 0));
       }
+      await record(trx, ctx, campaignEntry('campaign.canceled', current, { from: current.status }));
       return updated as CampaignRow;
     });
     if (row.schedule_date) await ctx.queue.remove(startJobKey(row.id));

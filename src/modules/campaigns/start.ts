@@ -31,7 +31,15 @@ export const announce = (trx: Knex.Transaction, orgId: string, campaignId: strin
  * automated campaign the balance does not cover is not sent at all: it fails, with the shortfall as
  * its reason and a `campaign.failed` event.
  */
-export async function start(deps: StartDeps, campaign: CampaignRow, opts: { checkCredits: boolean }): Promise<{ total: number }> {
+export async function start(
+  deps: StartDeps,
+  campaign: CampaignRow,
+  opts: {
+    checkCredits: boolean;
+    /** More writes of the launch, in its transaction (its audit entry). */
+    also?: (trx: Knex.Transaction, started: { total: number }) => Promise<unknown>;
+  },
+): Promise<{ total: number }> {
   let woken: string[] = [];
   const result = await deps.db.transaction(async (trx) => {
     const t = tenant(trx, campaign.organization_id);
@@ -62,6 +70,7 @@ export async function start(deps: StartDeps, campaign: CampaignRow, opts: { chec
     }
     await t.scoped('campaigns').where('campaigns.id', campaign.id).update({ total_recipients: total, suppressed: suppressedTotal });
     if (!total) await t.scoped('campaigns').where('campaigns.id', campaign.id).update({ status: 'completed', completed_at: trx.raw('now()') });
+    await opts.also?.(trx, { total });
     return { total };
   });
   await wake(deps.db, campaign.organization_id, woken);
@@ -104,8 +113,9 @@ async function failRun(trx: Knex.Transaction, runRow: CampaignRow, reason: strin
 }
 
 /** Undoes `start` when the launch is refused after it (the daily message quota): back to draft, credits released. */
-export async function rollbackStart(deps: StartDeps, campaign: CampaignRow) {
+export async function rollbackStart(deps: StartDeps, campaign: CampaignRow, also?: (trx: Knex.Transaction) => Promise<unknown>) {
   await deps.db.transaction(async (trx) => {
+    await also?.(trx);
     const t = tenant(trx, campaign.organization_id);
     await announce(trx, campaign.organization_id, campaign.id);
     const batches = (await t.scoped('campaign_batches').where('campaign_batches.campaign_id', campaign.id).delete().returning('reserved')) as { reserved: string }[];

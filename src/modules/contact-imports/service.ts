@@ -11,6 +11,7 @@ import { importJob } from './jobs.js';
 import { importOptions, layoutOf } from './options.js';
 import type { StoredOptions } from './runner.js';
 import { cancelImport, type ImportRow } from './sql.js';
+import { record } from '../audit/record.js';
 
 const READ = { role: 'any', apiKeys: true } as const;
 const WRITE = { role: 'admin', apiKeys: true } as const;
@@ -97,6 +98,8 @@ export const start = operation({
         return created!.id;
       });
       await trx('contact_imports').where({ organization_id: orgId, id: result.importId }).update({ file_bytes: result.bytes });
+      const details = { fileName: file.name, bytes: result.bytes, existing: options.existing };
+      await record(trx, ctx, { action: 'contact_import.started', resourceType: 'contact_import', resourceId: result.importId, details });
       return result;
     });
     await ctx.queue.add(importJob(orgId, importId));
@@ -119,8 +122,12 @@ export const cancel = operation({
   access: WRITE,
   async run(ctx, _input: undefined, { id }: { id: string }) {
     const current = await tenant(ctx.db, ctx.caller.orgId).owned<ImportRow>('contact_imports', id, ['status']);
-    const [canceled] = await run(ctx.db, cancelImport, { orgId: ctx.caller.orgId, importId: id, now: new Date() });
-    if (!canceled) throw conflict(`Import is ${current.status} and can no longer be canceled`);
+    const canceled = await ctx.db.transaction(async (trx) => {
+      const [moved] = await run(trx, cancelImport, { orgId: ctx.caller.orgId, importId: id, now: new Date() });
+      if (!moved) throw conflict(`Import is ${current.status} and can no longer be canceled`);
+      await record(trx, ctx, { action: 'contact_import.canceled', resourceType: 'contact_import', resourceId: id, details: { fileName: moved.file_name } });
+      return moved;
+    });
     return toImportDto(canceled);
   },
 });

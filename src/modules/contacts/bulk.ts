@@ -11,6 +11,7 @@ import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
 import { setSubscription, type Match } from '../consent/service.js';
 import { filterInput, matching, WRITE } from './service.js';
+import { record } from '../audit/record.js';
 
 /**
  * Bulk actions (platform.md, "Contacts in bulk"): one action on the contacts named by id, or on
@@ -174,7 +175,16 @@ export const bulk = operation({
   },
   async run(ctx, input): Promise<BulkResult> {
     const woken = new Set<string>();
-    const count = await ctx.db.transaction((trx) => apply(trx, ctx.caller.orgId, input, woken));
+    const count = await ctx.db.transaction(async (trx) => {
+      const changed = await apply(trx, ctx.caller.orgId, input, woken);
+      // A consent change by an admin is audited (the other bulk actions are not admin actions of the audit log).
+      if (changed && CONSENT_ACTIONS.includes(input.action)) {
+        const target = input.ids ? { ids: input.ids.length } : { filter: input.filter };
+        const details = { channels: input.channels ?? CHANNELS, count: changed, ...target };
+        await record(trx, ctx, { action: input.action === 'unsubscribe' ? 'contact.bulk_unsubscribed' : 'contact.bulk_resubscribed', resourceType: 'contact', resourceId: null, details });
+      }
+      return changed;
+    });
     await wake(ctx.db, ctx.caller.orgId, [...woken]);
     if (input.action === 'addToGroup') await triggers.wakeAutomations(ctx.db, ctx.caller.orgId);
     return { action: input.action, count };

@@ -176,8 +176,12 @@ const exportThroughLink = operation({
 const hasToken = (input: unknown) => typeof input === 'object' && input !== null && 'token' in input;
 
 /** `GET /contacts/export`: through an export link when the query carries its `token`, else with the caller's credential. */
-export const exportContacts: Operation<Record<string, never>, Download> = (ctx, input, params) =>
-  (hasToken(input) ? exportThroughLink : exportForCaller)(ctx, input, params);
+export const exportContacts: Operation<Record<string, never>, Download> = Object.assign(
+  (ctx: Parameters<typeof exportForCaller>[0], input: unknown, params: Record<string, never>) =>
+    (hasToken(input) ? exportThroughLink : exportForCaller)(ctx, input, params),
+  // Described as the caller's export: the link's `token` stands in for the credential.
+  { access: exportForCaller.access, input: exportForCaller.input },
+);
 
 export interface ExportLinkDto {
   url: string;

@@ -16,6 +16,7 @@ import * as triggers from '../campaigns/triggers.js';
 import { leftChannel, setSubscription, SUBSCRIPTION_STATUSES, unsubscribedOf, type SubscriptionsChange } from '../consent/service.js';
 import { attributesChange, attributesFilter, containments, gatherQueryFilters, merge, mergeProblems, type Attributes, type AttributesChange } from './attributes.js';
 import { contactColumns, toContactDto, type ContactRow } from './dto.js';
+import { record } from '../audit/record.js';
 
 /** Who may read contacts, and who may change them (the export and the bulk actions say the same). */
 export const READ = { role: 'any', apiKeys: true } as const;
@@ -133,13 +134,24 @@ async function load(db: Knex | Knex.Transaction, orgId: string, id: string) {
   return toContactDto(row as ContactRow);
 }
 
-/** An admin's consent change, made through consent's one home for it; the webhook endpoints its events went to join `woken`, to wake after the commit. */
+/**
+ * An admin's consent change, made through consent's one home for it; the webhook endpoints its events
+ * went to join `woken`, to wake after the commit. Answers the channels that changed, as set.
+ */
 async function setSubscriptions(trx: Knex.Transaction, orgId: string, contactId: string, change: SubscriptionsChange | undefined, woken: Set<string>) {
   const at = new Date();
+  const changed: SubscriptionsChange = {};
   for (const channel of CHANNELS) {
     const status = change?.[channel];
-    if (status) await setSubscription(trx, orgId, { contactIds: [contactId] }, channel, status, 'api', at, woken);
+    if (status && (await setSubscription(trx, orgId, { contactIds: [contactId] }, channel, status, 'api', at, woken)) > 0) changed[channel] = status;
   }
+  return changed;
+}
+
+/** The audit entry of an admin's change to a contact's consent, when there is one. */
+async function recordConsent(trx: Knex.Transaction, ctx: AuthedContext, contactId: string, changes: SubscriptionsChange) {
+  if (!Object.keys(changes).length) return;
+  await record(trx, ctx, { action: 'contact.subscriptions_changed', resourceType: 'contact', resourceId: contactId, details: { changes } });
 }
 
 const uniqueTags = (tags: string[] | undefined) => (tags ? [...new Set(tags)] : undefined);
@@ -228,6 +240,9 @@ export const create = operation({
           unsubscribed: JSON.stringify(unsubscribedOf(input.subscriptions, 'api')),
         })
         .returning('*')) as Omit<ContactRow, 'groups'>[];
+      // A new contact is subscribed to every channel: one created out of some is an admin's consent change.
+      const left = Object.fromEntries(CHANNELS.filter((c) => input.subscriptions?.[c] === 'unsubscribed').map((c) => [c, 'unsubscribed' as const]));
+      await recordConsent(db, ctx, row!.id, left);
       const joined = await addGroups(db, ctx.caller.orgId, row!.id, groups);
       fired = await triggers.fire(db, ctx.caller.orgId, [row!.id], joined.map((group_id) => ({ contact_id: row!.id, group_id })));
       return toContactDto({ ...row!, groups });
@@ -288,7 +303,7 @@ export const update = operation({
         const joined = await setGroups(trx, ctx.caller.orgId, id, input.groups);
         fired = await triggers.fire(trx, ctx.caller.orgId, [], joined.map((group_id) => ({ contact_id: id, group_id })));
       }
-      await setSubscriptions(trx, ctx.caller.orgId, id, input.subscriptions, woken);
+      await recordConsent(trx, ctx, id, await setSubscriptions(trx, ctx.caller.orgId, id, input.subscriptions, woken));
       return load(trx, ctx.caller.orgId, id);
     });
     await wake(ctx.db, ctx.caller.orgId, [...woken]);

@@ -11,6 +11,7 @@ import { countsByChannel } from './sql.js';
 import * as v from '../../lib/validation.js';
 import { normaliseAddress } from '../../lib/addresses.js';
 import { validationFailed, type FieldProblem } from '../../lib/errors.js';
+import { dateFilter, rangeEnd, rangeStart } from '../../lib/date-range.js';
 
 const READ = { role: 'any', apiKeys: true } as const;
 
@@ -115,9 +116,7 @@ const COLUMNS = [
   'message_preview', 'message_length', 'cost', 'settled_at', 'created_at', 'updated_at',
 ].map((c) => `message_logs.${c}`);
 
-const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-const date = () =>
-  z.union([z.iso.date(), z.iso.datetime({ offset: true })], { error: 'must be an ISO 8601 date or date-time' });
+const date = dateFilter;
 
 /** A recipient's status in a log. */
 const STATUSES = ['success', 'failed', 'pending'] as const;
@@ -135,8 +134,8 @@ const filterInput = z
 export type MessageLogFilter = z.output<typeof filterInput>;
 
 // `dateTo` is inclusive: a bare date means the whole of that day (UTC).
-const start = (d: string) => new Date(DATE_ONLY.test(d) ? `${d}T00:00:00.000Z` : d);
-const end = (d: string) => (DATE_ONLY.test(d) ? new Date(Date.parse(`${d}T00:00:00.000Z`) + 86_400_000 - 1) : new Date(d));
+const start = rangeStart;
+const end = rangeEnd;
 
 const STATUS_COUNT = { success: 'success_count', failed: 'failed_count', pending: 'pending_count' } as const;
 

@@ -9,6 +9,7 @@ export interface OrganizationRow {
   email_from_name: string | null;
   credentials: Buffer | null;
   tracking: boolean;
+  require_two_factor: boolean;
   created_at: Date;
   updated_at: Date;
 }
@@ -62,6 +63,8 @@ export interface OrganizationSummary {
 export interface OrganizationDto extends OrganizationSummary {
   emailFromName: string | null;
   tracking: boolean;
+  /** Members must use two-factor authentication: until they enrol, their sessions may only enrol. */
+  requireTwoFactor: boolean;
   credentials: CredentialsDto;
   createdAt: string;
   updatedAt: string;

@@ -16,6 +16,7 @@ export const resolvers: Resolvers = {
     emailFromName: async (org, _, ctx) =>
       org.emailFromName !== undefined ? org.emailFromName : (await organizations.current(ctx, undefined, {})).emailFromName,
     tracking: async (org, _, ctx) => org.tracking ?? (await organizations.current(ctx, undefined, {})).tracking,
+    requireTwoFactor: async (org, _, ctx) => org.requireTwoFactor ?? (await organizations.current(ctx, undefined, {})).requireTwoFactor,
     createdAt: async (org, _, ctx) => org.createdAt ?? (await organizations.current(ctx, undefined, {})).createdAt,
     updatedAt: async (org, _, ctx) => org.updatedAt ?? (await organizations.current(ctx, undefined, {})).updatedAt,
   },

@@ -5,6 +5,8 @@ import type { Config } from '../../config/config.js';
 import { nowMs } from '../../db/database.js';
 import { isEmailAddress } from '../../lib/addresses.js';
 import { notFound } from '../../lib/errors.js';
+import { CALLER_CHANNEL } from '../auth/caller-cache.js';
+import { loginState } from '../two-factor/store.js';
 import * as v from '../../lib/validation.js';
 import { isPrivateHost } from '../../lib/hosts.js';
 import { operation } from '../../operation.js';
@@ -13,12 +15,14 @@ import { isCertificateBundle, showCredentials } from './credentials.js';
 import * as credits from '../../delivery/credits.js';
 import { toSummary, type OrganizationDto, type OrganizationRow } from './dto.js';
 import { organizationRows } from './queries.js';
+import { record } from '../audit/record.js';
 
 function toOrganizationDto(config: Config, row: OrganizationRow): OrganizationDto {
   return {
     ...toSummary(row),
     emailFromName: row.email_from_name,
     tracking: row.tracking,
+    requireTwoFactor: row.require_two_factor,
     credentials: showCredentials(config, readCredentials(config, row), row.id),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
@@ -84,16 +88,44 @@ export const updateCredentials = operation({
   async run(ctx, input) {
     const row = await ctx.db.transaction(async (trx) => {
       const current = (await trx('organizations').where({ id: ctx.caller.orgId }).forUpdate().first()) as Omit<OrganizationRow, 'credits'>;
-      const merged: StoredCredentials = { ...readCredentials(ctx.config, current), ...input };
+      const before = readCredentials(ctx.config, current);
+      const merged: StoredCredentials = { ...before, ...input };
       for (const field of REMOVABLE) if (merged[field] === '') delete merged[field];
+      await recordCredentialsChange(trx, ctx, before, merged);
       return writeOrganization(ctx, trx, { credentials: sealCredentials(ctx.config, merged) });
     });
     return toOrganizationDto(ctx.config, row);
   },
 });
 
+/** The audit entry of a change of credentials: the names of the fields set, changed or removed, never a value. */
+async function recordCredentialsChange(trx: Knex.Transaction, ctx: AuthedContext, before: StoredCredentials, after: StoredCredentials) {
+  const names = new Set([...Object.keys(before), ...Object.keys(after)] as (keyof StoredCredentials)[]);
+  const fields = [...names].filter((k) => before[k] !== after[k]).sort();
+  if (fields.length) await record(trx, ctx, { action: 'credentials.updated', resourceType: 'organization', resourceId: ctx.caller.orgId, details: { fields } });
+}
+
+/**
+ * The audit entry of a change of the organization's settings (columns of `organizations`), with
+ * each setting that changes from and to (by its API name); read under the row's lock, before the write.
+ */
+async function recordSettingsChange(trx: Knex.Transaction, ctx: AuthedContext, changes: Record<string, unknown>) {
+  const columns = Object.keys(changes);
+  if (!columns.length) return;
+  const current = (await trx('organizations').where({ id: ctx.caller.orgId }).forUpdate().first(columns)) as Record<string, unknown>;
+  const changed = columns.filter((c) => current[c] !== changes[c]);
+  if (!changed.length) return;
+  const apiName = (column: string) => column.replace(/_(\w)/g, (_, c: string) => c.toUpperCase());
+  const details = { changes: Object.fromEntries(changed.map((c) => [apiName(c), { from: current[c], to: changes[c] }])) };
+  await record(trx, ctx, { action: 'organization.updated', resourceType: 'organization', resourceId: ctx.caller.orgId, details });
+}
+
 /** Writes the caller's organization's `changes` (and its `updated_at`) and answers the row as the API shows it, with its credits. */
-async function writeOrganization(ctx: AuthedContext, trx: Knex.Transaction, changes: Partial<Pick<OrganizationRow, 'credentials' | 'tracking'>>): Promise<OrganizationRow> {
+async function writeOrganization(
+  ctx: AuthedContext,
+  trx: Knex.Transaction,
+  changes: Partial<Pick<OrganizationRow, 'credentials' | 'tracking' | 'require_two_factor'>>,
+): Promise<OrganizationRow> {
   const [updated] = await trx('organizations')
     .where({ id: ctx.caller.orgId })
     .update({ ...changes, updated_at: nowMs(ctx.db) })
@@ -101,15 +133,33 @@ async function writeOrganization(ctx: AuthedContext, trx: Knex.Transaction, chan
   return { ...updated, credits: await credits.balance(trx, ctx.caller.orgId) } as OrganizationRow;
 }
 
-/** `PUT /organizations/current`: the organization's settings (today `tracking`). Admins, by JWT. */
+/** `PUT /organizations/current`: the organization's settings (`tracking`, `requireTwoFactor`). Admins, by JWT. */
 export const updateOrganization = operation({
   access: { role: 'admin', apiKeys: false },
   input: z.strictObject({
     // Whether ad hoc sends' emails carry the open pixel and rewritten links (campaigns always do).
     tracking: flag.optional(),
+    // Whether every member must use two-factor authentication (see src/modules/two-factor).
+    requireTwoFactor: flag.optional(),
   }),
+  // Requiring it without having it would leave the admin with a session that may only enrol.
+  async check(ctx, input) {
+    if (!input.requireTwoFactor || (await loginState(ctx.db, ctx.caller.userId!, ctx.caller.orgId)).enabled) return [];
+    return [{ field: 'requireTwoFactor', message: 'requireTwoFactor can be turned on once your own account uses two-factor authentication' }];
+  },
   async run(ctx, input) {
-    const row = await ctx.db.transaction((trx) => writeOrganization(ctx, trx, input.tracking === undefined ? {} : { tracking: input.tracking }));
+    const changes = {
+      ...(input.tracking === undefined ? {} : { tracking: input.tracking }),
+      ...(input.requireTwoFactor === undefined ? {} : { require_two_factor: input.requireTwoFactor }),
+    };
+    const row = await ctx.db.transaction(async (trx) => {
+      await recordSettingsChange(trx, ctx, changes);
+      const written = await writeOrganization(ctx, trx, changes);
+      // Authentication reads the requirement with each user: every process forgets its users on commit.
+      if (input.requireTwoFactor !== undefined) await trx.raw("SELECT pg_notify(?, '')", [CALLER_CHANNEL]);
+      return written;
+    });
+    if (input.requireTwoFactor !== undefined) ctx.callers.clear();
     return toOrganizationDto(ctx.config, row);
   },
 });

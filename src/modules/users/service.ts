@@ -11,6 +11,7 @@ import { listOf, operation } from '../../operation.js';
 import { checkPassword, hashPassword } from '../auth/passwords.js';
 import { revokeTokensNow } from '../auth/service.js';
 import { newUserFields, toUserDto, USER_COLUMNS, type UserRow } from './dto.js';
+import { record, type AuditEntryInput } from '../audit/record.js';
 
 const ADMIN = { role: 'admin', apiKeys: false } as const;
 const ANY_USER = { role: 'any', apiKeys: false } as const;
@@ -20,9 +21,12 @@ type Params = { id: string };
 
 export const list = listOf(ADMIN, 'users', USER_COLUMNS, toUserDto);
 
-/** The caller and a summary of their organization, which `GET /users/me` embeds. */
+/**
+ * The caller and a summary of their organization, which `GET /users/me` embeds; open to a session
+ * that must still enrol in two-factor authentication, so that the console knows whom it shows.
+ */
 export const me = operation({
-  access: ANY_USER,
+  access: { ...ANY_USER, duringTwoFactorSetup: true },
   async run(ctx) {
     const row = await tenant(ctx.db, ctx.caller.orgId).owned<UserRow>('users', ctx.caller.userId!, [...USER_COLUMNS]);
     const organization = await ctx.loaders.organizationById.load(ctx.caller.orgId);
@@ -51,19 +55,22 @@ export const create = operation({
   async run(ctx, input) {
     const passwordHash = await hashPassword(input.password, ctx.config.bcryptRounds);
     try {
-      const [row] = await ctx.db('users')
-        .insert({
-          organization_id: ctx.caller.orgId,
-          first_name: input.firstName,
-          last_name: input.lastName,
-          email: input.email,
-          country_code: input.countryCode,
-          phone_number: input.phoneNumber,
-          role: input.role,
-          password_hash: passwordHash,
-        })
-        .returning(USER_COLUMNS);
-      return toUserDto(row);
+      return await ctx.db.transaction(async (trx) => {
+        const [row] = (await trx('users')
+          .insert({
+            organization_id: ctx.caller.orgId,
+            first_name: input.firstName,
+            last_name: input.lastName,
+            email: input.email,
+            country_code: input.countryCode,
+            phone_number: input.phoneNumber,
+            role: input.role,
+            password_hash: passwordHash,
+          })
+          .returning(USER_COLUMNS)) as UserRow[];
+        await record(trx, ctx, { action: 'user.created', resourceType: 'user', resourceId: row!.id, details: { email: row!.email, role: row!.role } });
+        return toUserDto(row!);
+      });
     } catch (err) {
       if (isUniqueViolation(err, 'lower(email)')) throw badRequest('Email already exists');
       throw err;
@@ -86,11 +93,31 @@ async function changeUser(
     const losesAdmin = user.role === 'admin' && user.is_active && (patch.role === 'user' || patch.is_active === false);
     if (losesAdmin) await assertAnotherActiveAdmin(trx, ctx.caller.orgId, user.id);
     const [updated] = await t.scoped('users').where({ id }).update({ ...patch, updated_at: nowMs(ctx.db) }).returning(USER_COLUMNS);
+    for (const entry of userChanges(user, updated as UserRow)) await record(trx, ctx, entry);
     return updated as UserRow;
   });
   // Other processes hear of it from the trigger; this one forgets at once, so the next request sees it.
   ctx.callers.forgetUser(id);
   return row;
+}
+
+/** The API's names of the profile fields an admin may change. */
+const PROFILE_FIELDS = { first_name: 'firstName', last_name: 'lastName', phone_number: 'phoneNumber' } as const;
+
+/** The audit entries of a change to a user: activation, role and profile each recorded when they changed. */
+function userChanges(before: UserRow, after: UserRow): AuditEntryInput[] {
+  const entry = (action: AuditEntryInput['action'], details: Record<string, unknown> = {}): AuditEntryInput => ({
+    action,
+    resourceType: 'user',
+    resourceId: after.id,
+    details: { email: after.email, ...details },
+  });
+  const entries: AuditEntryInput[] = [];
+  if (before.is_active !== after.is_active) entries.push(entry(after.is_active ? 'user.reactivated' : 'user.deactivated'));
+  if (before.role !== after.role) entries.push(entry('user.role_changed', { from: before.role, to: after.role }));
+  const fields = (Object.keys(PROFILE_FIELDS) as (keyof typeof PROFILE_FIELDS)[]).filter((f) => before[f] !== after[f]).map((f) => PROFILE_FIELDS[f]);
+  if (fields.length) entries.push(entry('user.updated', { fields }));
+  return entries;
 }
 
 async function assertAnotherActiveAdmin(trx: Knex.Transaction, orgId: string, exceptId: string): Promise<void> {
@@ -151,6 +178,8 @@ export const remove = operation({
       const t = tenant(trx, ctx.caller.orgId);
       const user = await t.owned<UserRow>('users', id, [...USER_COLUMNS]);
       if (user.role === 'admin' && user.is_active) await assertAnotherActiveAdmin(trx, ctx.caller.orgId, user.id);
+      // Recorded first: the actor's own row is still there to name it, should an admin delete themself.
+      await record(trx, ctx, { action: 'user.deleted', resourceType: 'user', resourceId: id, details: { email: user.email, role: user.role } });
       await t.scoped('users').where({ id }).delete();
     });
     ctx.callers.forgetUser(id);
@@ -180,17 +209,22 @@ export const changePassword = operation({
       if (!ok) throw badRequest('Old password is incorrect');
     }
     const passwordHash = await hashPassword(input.newPassword, ctx.config.bcryptRounds);
-    const [row] = await t
-      .scoped('users')
-      .where({ id })
-      // Always past the previous cut-off, so a token minted after an earlier change in this same
-      // second (it carries that cut-off as its iat) is revoked too.
-      .update({
-        password_hash: passwordHash,
-        tokens_valid_after: ctx.db.raw('greatest(?::bigint, tokens_valid_after + 1)', [revokeTokensNow()]),
-        updated_at: nowMs(ctx.db),
-      })
-      .returning(USER_COLUMNS);
+    const row = await ctx.db.transaction(async (trx) => {
+      const [changed] = await tenant(trx, ctx.caller.orgId)
+        .scoped('users')
+        .where({ id })
+        // Always past the previous cut-off, so a token minted after an earlier change in this same
+        // second (it carries that cut-off as its iat) is revoked too.
+        .update({
+          password_hash: passwordHash,
+          tokens_valid_after: trx.raw('greatest(?::bigint, tokens_valid_after + 1)', [revokeTokensNow()]),
+          updated_at: nowMs(trx),
+        })
+        .returning(USER_COLUMNS);
+      // An admin setting another's password is a reset; one's own change is recorded too (a security event).
+      await record(trx, ctx, { action: self ? 'user.password_changed' : 'user.password_reset', resourceType: 'user', resourceId: id, details: { email: user.email } });
+      return changed;
+    });
     ctx.callers.forgetUser(id);
     return toUserDto(row);
   },

@@ -10,6 +10,7 @@ import { jsonRows, run } from '../../db/statements.js';
 import { wake } from '../../delivery/outbox.js';
 import { decryptJson } from '../../lib/crypto.js';
 import { isPrivateAddress } from '../../lib/hosts.js';
+import { webhookDeliveriesTotal } from '../../lib/metrics.js';
 import { claimDeliveries, endpointForDelivery, nextDue, overdueEndpoints, recordAttempts, scheduleRetry, type ClaimedDelivery, type EndpointRow } from './sql.js';
 
 /**
@@ -35,6 +36,8 @@ const ANSWER_BYTES = 1024;
 const FAILING_DAYS = 5;
 /** The longest `Retry-After` honoured. */
 const MAX_RETRY_AFTER_S = 24 * 3600;
+/** An attempt's outcome as `herald_webhook_deliveries_total` counts it. */
+const OUTCOMES = { succeeded: 'success', pending: 'retry', failed: 'failed' } as const;
 
 type WebhookDeps = Pick<Deps, 'db' | 'config' | 'log'>;
 
@@ -209,6 +212,7 @@ export function webhookTasks(deps: WebhookDeps): TaskList {
       failuresAfter,
       disable,
     });
+    for (const r of results) webhookDeliveriesTotal.inc({ outcome: OUTCOMES[r.status] });
     return disable;
   }
 

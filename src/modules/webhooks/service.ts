@@ -14,6 +14,7 @@ import { isUuid } from '../../lib/ids.js';
 import { listOf, operation } from '../../operation.js';
 import { endpointColumns, toAttemptDto, toEndpointDto, toEventDto, type AttemptRow, type DeliveryRow, type EndpointRow, type EventRow } from './dto.js';
 import { insertTestEvent, resendDelivery } from './sql.js';
+import { record, safeUrl } from '../audit/record.js';
 
 /**
  * Outbound webhooks (platform.md): the endpoints an organization's admins register, and what was
@@ -48,6 +49,16 @@ async function urlProblems(ctx: AuthedContext, given: string | undefined): Promi
   return [];
 }
 
+/** The API names of an endpoint's settings that an update changed. */
+function endpointChanges(before: EndpointRow, after: EndpointRow): string[] {
+  const changed: string[] = [];
+  if (before.url !== after.url) changed.push('url');
+  if (before.description !== after.description) changed.push('description');
+  if (before.event_types.join() !== after.event_types.join()) changed.push('eventTypes');
+  if (before.enabled !== after.enabled) changed.push('enabled');
+  return changed;
+}
+
 export const list = listOf(ADMIN, ENDPOINTS, endpointColumns, toEndpointDto);
 
 export const get = operation({
@@ -63,17 +74,22 @@ export const create = operation({
   check: (ctx, input, _params, failed) => (failed.has('url') ? Promise.resolve([]) : urlProblems(ctx, input.url)),
   async run(ctx, input) {
     const secret = newSecret();
-    const [row] = await ctx.db(ENDPOINTS)
-      .insert({
-        organization_id: ctx.caller.orgId,
-        url: input.url,
-        description: input.description ?? null,
-        event_types: input.eventTypes ?? [],
-        enabled: input.enabled ?? true,
-        secret: encryptJson(ctx.config.credentialsKey, secret),
-      })
-      .returning(endpointColumns);
-    return { ...toEndpointDto(row as EndpointRow), secret };
+    const row = await ctx.db.transaction(async (trx) => {
+      const [created] = (await trx(ENDPOINTS)
+        .insert({
+          organization_id: ctx.caller.orgId,
+          url: input.url,
+          description: input.description ?? null,
+          event_types: input.eventTypes ?? [],
+          enabled: input.enabled ?? true,
+          secret: encryptJson(ctx.config.credentialsKey, secret),
+        })
+        .returning(endpointColumns)) as EndpointRow[];
+      const details = { url: safeUrl(created!.url), eventTypes: created!.event_types, enabled: created!.enabled };
+      await record(trx, ctx, { action: 'webhook.created', resourceType: 'webhook', resourceId: created!.id, details });
+      return created!;
+    });
+    return { ...toEndpointDto(row), secret };
   },
 });
 
@@ -82,33 +98,41 @@ export const update = operation({
   input: z.strictObject({ url: url().optional(), description: description().optional(), eventTypes: eventTypes().optional(), enabled: z.boolean().optional() }),
   check: (ctx, input, _params: { id: string }, failed) => (failed.has('url') ? Promise.resolve([]) : urlProblems(ctx, input.url)),
   async run(ctx, input, { id }: { id: string }) {
-    const t = tenant(ctx.db, ctx.caller.orgId);
-    await t.owned(ENDPOINTS, id, ['id']);
-    const [row] = (await t
-      .scoped(ENDPOINTS)
-      .where(`${ENDPOINTS}.id`, id)
-      .update({
-        ...(input.url !== undefined && { url: input.url }),
-        ...(input.description !== undefined && { description: input.description }),
-        ...(input.eventTypes !== undefined && { event_types: input.eventTypes }),
-        // Enabling again starts afresh: the reason it was disabled and its failure streak are gone.
-        ...(input.enabled !== undefined && { enabled: input.enabled }),
-        ...(input.enabled === true && { disabled_reason: null, failing_since: null, failures_in_a_row: 0 }),
-        updated_at: nowMs(ctx.db),
-      })
-      .returning(endpointColumns)) as EndpointRow[];
+    const row = await ctx.db.transaction(async (trx) => {
+      const t = tenant(trx, ctx.caller.orgId);
+      const before = await t.owned<EndpointRow>(ENDPOINTS, id, endpointColumns, { forUpdate: true });
+      const [updated] = (await t
+        .scoped(ENDPOINTS)
+        .where(`${ENDPOINTS}.id`, id)
+        .update({
+          ...(input.url !== undefined && { url: input.url }),
+          ...(input.description !== undefined && { description: input.description }),
+          ...(input.eventTypes !== undefined && { event_types: input.eventTypes }),
+          // Enabling again starts afresh: the reason it was disabled and its failure streak are gone.
+          ...(input.enabled !== undefined && { enabled: input.enabled }),
+          ...(input.enabled === true && { disabled_reason: null, failing_since: null, failures_in_a_row: 0 }),
+          updated_at: nowMs(ctx.db),
+        })
+        .returning(endpointColumns)) as EndpointRow[];
+      const fields = endpointChanges(before, updated!);
+      if (fields.length) await record(trx, ctx, { action: 'webhook.updated', resourceType: 'webhook', resourceId: id, details: { url: safeUrl(updated!.url), fields } });
+      return updated!;
+    });
     // Deliveries left pending while it was disabled go now.
     if (input.enabled === true) await wake(ctx.db, ctx.caller.orgId, [id]);
-    return toEndpointDto(row!);
+    return toEndpointDto(row);
   },
 });
 
 export const remove = operation({
   access: ADMIN,
   async run(ctx, _input: undefined, { id }: { id: string }) {
-    const t = tenant(ctx.db, ctx.caller.orgId);
-    await t.owned(ENDPOINTS, id, ['id']);
-    await t.scoped(ENDPOINTS).where(`${ENDPOINTS}.id`, id).delete();
+    await ctx.db.transaction(async (trx) => {
+      const t = tenant(trx, ctx.caller.orgId);
+      const endpoint = await t.owned<EndpointRow>(ENDPOINTS, id, endpointColumns);
+      await t.scoped(ENDPOINTS).where(`${ENDPOINTS}.id`, id).delete();
+      await record(trx, ctx, { action: 'webhook.deleted', resourceType: 'webhook', resourceId: id, details: { url: safeUrl(endpoint.url) } });
+    });
     return { message: 'Webhook endpoint deleted successfully' };
   },
 });
@@ -121,11 +145,12 @@ export const rotateSecret = operation({
     const expires = new Date(Date.now() + OVERLAP_MS);
     await ctx.db.transaction(async (trx) => {
       const t = tenant(trx, ctx.caller.orgId);
-      const current = await t.owned<{ secret: Buffer }>(ENDPOINTS, id, ['secret'], { forUpdate: true });
+      const current = await t.owned<{ secret: Buffer; url: string }>(ENDPOINTS, id, ['secret', 'url'], { forUpdate: true });
       await t
         .scoped(ENDPOINTS)
         .where(`${ENDPOINTS}.id`, id)
         .update({ previous_secret: current.secret, previous_secret_expires_at: expires, secret: encryptJson(ctx.config.credentialsKey, secret), updated_at: nowMs(trx) });
+      await record(trx, ctx, { action: 'webhook.secret_rotated', resourceType: 'webhook', resourceId: id, details: { url: safeUrl(current.url), previousSecretExpiresAt: expires.toISOString() } });
     });
     return { secret, previousSecretExpiresAt: expires.toISOString() };
   },
@@ -139,7 +164,11 @@ export const sendTest = operation({
     const endpoint = await tenant(ctx.db, ctx.caller.orgId).owned<EndpointRow>(ENDPOINTS, id, endpointColumns);
     const type = input.eventType ?? endpoint.event_types[0] ?? 'message.sent';
     const data = { test: true, message: `A test ${type} event from Herald`, endpointId: id };
-    const [row] = await run(ctx.db, insertTestEvent, { orgId: ctx.caller.orgId, endpointId: id, type, data: JSON.stringify(data) });
+    const row = await ctx.db.transaction(async (trx) => {
+      const [inserted] = await run(trx, insertTestEvent, { orgId: ctx.caller.orgId, endpointId: id, type, data: JSON.stringify(data) });
+      await record(trx, ctx, { action: 'webhook.test_sent', resourceType: 'webhook', resourceId: id, details: { url: safeUrl(endpoint.url), eventType: type, eventId: inserted!.event_id } });
+      return inserted;
+    });
     await wake(ctx.db, ctx.caller.orgId, [id]);
     return { eventId: row!.event_id };
   },
@@ -232,7 +261,10 @@ export const resend = operation({
     return mine ? [] : [{ field: 'endpointId', message: 'endpointId must be one of the organization\'s webhook endpoints' }];
   },
   async run(ctx, input, { id }: { id: string }) {
-    await run(ctx.db, resendDelivery, { orgId: ctx.caller.orgId, eventId: id, endpointId: input.endpointId });
+    await ctx.db.transaction(async (trx) => {
+      await run(trx, resendDelivery, { orgId: ctx.caller.orgId, eventId: id, endpointId: input.endpointId });
+      await record(trx, ctx, { action: 'webhook.event_resent', resourceType: 'webhook', resourceId: input.endpointId, details: { eventId: id } });
+    });
     await wake(ctx.db, ctx.caller.orgId, [input.endpointId]);
     return { eventId: id, endpointId: input.endpointId };
   },

@@ -6,6 +6,7 @@ import { formatNumber } from '../lib/format';
 import { useMe } from '../lib/me';
 import { setToken } from '../lib/session';
 import { PageLoader } from './PageLoader';
+import { TwoFactorGate } from './TwoFactorGate';
 
 interface NavItem {
   to: string;
@@ -29,6 +30,7 @@ const NAV: NavItem[] = [
   { to: '/settings/channels', label: 'Channels', adminOnly: true },
   { to: '/settings/webhooks', label: 'Webhooks', adminOnly: true },
   { to: '/settings/tracking', label: 'Tracking', adminOnly: true },
+  { to: '/settings/audit-log', label: 'Audit log', adminOnly: true },
   { to: '/profile', label: 'Profile' },
 ];
 
@@ -74,7 +76,9 @@ export function Layout() {
       </AppShell.Navbar>
       <AppShell.Main>
         <Suspense fallback={<PageLoader />}>
-          <Outlet />
+          <TwoFactorGate>
+            <Outlet />
+          </TwoFactorGate>
         </Suspense>
       </AppShell.Main>
     </AppShell>

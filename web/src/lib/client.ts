@@ -18,7 +18,7 @@ import { getToken, setToken } from './session';
 function invalidateLists(cache: Cache): void {
   for (const field of cache.inspectFields('Query')) {
     if (field.arguments && 'id' in field.arguments) continue;
-    if (field.fieldName === 'me') continue;
+    if (field.fieldName === 'me' || field.fieldName === 'twoFactor') continue;
     cache.invalidate('Query', field.fieldName, field.arguments ?? undefined);
   }
 }
@@ -42,6 +42,11 @@ export function createHeraldClient(token: string | null): { client: Client; disp
           PageInfo: () => null,
           ContactExportLink: () => null,
           ContactBulkResult: () => null,
+          TwoFactorStatus: () => null,
+          TwoFactorEnrolment: () => null,
+          RecoveryCodes: () => null,
+          LoginPayload: () => null,
+          AuthPayload: () => null,
         },
         // Every mutation may change what the lists hold: one rule for all of them.
         updates: { Mutation: new Proxy({}, { get: () => (_result: unknown, _args: unknown, cache: Cache) => invalidateLists(cache) }) },

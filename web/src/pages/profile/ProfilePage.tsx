@@ -9,6 +9,7 @@ import type { ProfileMeQuery } from '../../gql/graphql';
 import { fieldErrors } from '../../lib/errors';
 import { formatDateTime } from '../../lib/format';
 import { setToken } from '../../lib/session';
+import { TwoFactorSection } from './TwoFactorSection';
 
 const ProfileMe = graphql(`
   query ProfileMe {
@@ -59,7 +60,7 @@ const ProfileLogin = graphql(`
 
 type Me = ProfileMeQuery['me'];
 
-/** The signed-in user's own details and password. */
+/** The signed-in user's own details, password and two-factor authentication. */
 export default function ProfilePage() {
   const [{ data, fetching, error }] = useQuery({ query: ProfileMe });
   const me = data?.me;
@@ -72,6 +73,7 @@ export default function ProfilePage() {
         <Stack gap="lg" maw={720}>
           <DetailsForm me={me} />
           <PasswordForm me={me} />
+          <TwoFactorSection />
         </Stack>
       )}
     </>
@@ -177,7 +179,8 @@ function PasswordForm({ me }: { me: Me }) {
     setOldPassword('');
     setNewPassword('');
     setChanged(true);
-    // A new token gives the console a new client; failing that, the login page asks for the new password.
+    // A new token gives the console a new client; failing that (or when two-factor authentication
+    // wants a code), the login page asks for the new password.
     setToken(session.data?.login.token ?? null);
   };
   return (

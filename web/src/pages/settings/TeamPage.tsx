@@ -12,6 +12,7 @@ import { fieldErrors } from '../../lib/errors';
 import { formatDateTime } from '../../lib/format';
 import { useMe } from '../../lib/me';
 import { useCursorPages } from '../../lib/use-cursor-pages';
+import { RequireTwoFactorCard } from './RequireTwoFactorCard';
 
 const PAGE_SIZE = 25;
 
@@ -128,6 +129,7 @@ export default function TeamPage() {
         <Button onClick={() => setEditing('new')}>New user</Button>
       </PageHeader>
       <ErrorAlert error={error ?? deactivateState.error ?? reactivateState.error ?? deleteState.error} />
+      <RequireTwoFactorCard />
       {!users && fetching && <PageLoader />}
       {users && users.edges.length === 0 && (
         <EmptyState title="No users yet">

@@ -1,0 +1,268 @@
+import { z } from 'zod';
+
+/**
+ * What the REST door answers, as zod schemas the API description (`./openapi.ts`) turns into its
+ * response schemas, keyed by route (`<method> <path>` of the route table). Objects are open (a field
+ * added later is not a break), but each lists the fields it always carries, with their types and
+ * nullability: the test suite checks every answer it receives against them. A route not named here
+ * is described as "a JSON answer" only.
+ */
+
+const id = z.string().describe('An id (a UUID).');
+const instant = z.string().describe('ISO 8601 UTC with milliseconds.');
+const channel = z.enum(['email', 'sms', 'whatsapp']);
+
+const subscription = z.looseObject({
+  status: z.enum(['subscribed', 'unsubscribed']),
+  unsubscribedAt: instant.nullable(),
+  source: z.string().nullable(),
+});
+
+export const contact = z
+  .looseObject({
+    _id: id,
+    name: z.string(),
+    email: z.string().nullable(),
+    phone: z.string().nullable().describe('E.164.'),
+    countryCode: z.string().nullable(),
+    organization: z.string().nullable().describe("The contact's own company."),
+    tags: z.array(z.string()),
+    attributes: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+    groups: z.array(id),
+    subscriptions: z.looseObject({ email: subscription, sms: subscription, whatsapp: subscription }),
+    createdAt: instant,
+    updatedAt: instant,
+  })
+  .describe('A contact.');
+
+export const group = z
+  .looseObject({
+    _id: id,
+    name: z.string(),
+    description: z.string().nullable(),
+    color: z.string(),
+    organization: id,
+    contactCount: z.number().int(),
+    createdAt: instant,
+    updatedAt: instant,
+  })
+  .describe('A group of contacts.');
+
+export const template = z
+  .looseObject({
+    _id: id,
+    name: z.string(),
+    channel,
+    subject: z.string().nullable(),
+    content: z.string(),
+    organization: id,
+    createdAt: instant,
+    updatedAt: instant,
+  })
+  .describe('A saved message template.');
+
+const analytics = z.looseObject({
+  sent: z.number().int(),
+  delivered: z.number().int(),
+  failed: z.number().int(),
+  opened: z.number().int(),
+  clicked: z.number().int(),
+  suppressed: z.number().int(),
+});
+
+const campaignStatus = z.enum(['draft', 'scheduled', 'active', 'completed', 'canceled']);
+const campaignType = z.enum(['broadcast', 'targeted', 'automated', 'recurring']);
+
+const campaignCore = {
+  _id: id,
+  name: z.string(),
+  type: campaignType,
+  status: campaignStatus,
+  channels: z.array(channel),
+  analytics,
+  createdAt: instant,
+};
+
+const campaignFull = {
+  ...campaignCore,
+  description: z.string().nullable(),
+  recipientType: z.enum(['all', 'selected', 'group']),
+  selectedContacts: z.array(id),
+  selectedGroup: id.nullable(),
+  selectedGroups: z.array(id),
+  manualRecipients: z.array(z.string()),
+  messages: z.looseObject({}),
+  scheduleDate: instant.nullable(),
+  updatedAt: instant,
+};
+
+export const campaign = z.looseObject(campaignFull).describe('A campaign.');
+
+const run = z
+  .looseObject({
+    _id: id,
+    scheduledAt: instant,
+    startedAt: instant.nullable(),
+    completedAt: instant.nullable(),
+    status: z.enum(['scheduled', 'active', 'completed', 'canceled', 'failed']),
+    failureReason: z.string().nullable(),
+    recipients: z.number().int(),
+    analytics,
+    createdAt: instant,
+  })
+  .describe('A run of a recurring or automated campaign.');
+
+const pendingSend = z.looseObject({ contactId: id, name: z.string().nullable(), triggeredAt: instant, dueAt: instant }).describe('A contact waiting for its delay.');
+
+const logRecipient = z.looseObject({ recipient: z.string(), status: z.enum(['success', 'failed', 'pending']), error: z.string().optional() });
+
+export const messageLog = z
+  .looseObject({
+    _id: id,
+    channel,
+    senderUserId: id.nullable(),
+    senderOrgId: id,
+    network: z.string().nullable(),
+    recipients: z.array(logRecipient),
+    messagePreview: z.string(),
+    messageLength: z.number().int(),
+    cost: z.number(),
+    campaignId: id.nullable(),
+    test: z.boolean(),
+    createdAt: instant,
+    updatedAt: instant,
+  })
+  .describe('A message log: one send to up to 100 recipients.');
+
+const contactImport = z
+  .looseObject({
+    _id: id,
+    status: z.enum(['queued', 'running', 'completed', 'failed', 'canceled']),
+    rowsRead: z.number().int(),
+    created: z.number().int(),
+    updated: z.number().int(),
+    skipped: z.number().int(),
+    failed: z.number().int(),
+    errors: z.array(z.looseObject({ line: z.number().int(), message: z.string() })),
+    createdAt: instant,
+  })
+  .describe('A contact import.');
+
+const webhookEndpoint = z
+  .looseObject({
+    _id: id,
+    url: z.string(),
+    description: z.string().nullable(),
+    eventTypes: z.array(z.string()),
+    enabled: z.boolean(),
+    disabledReason: z.string().nullable(),
+    lastSuccessAt: instant.nullable(),
+    lastFailureAt: instant.nullable(),
+    failingSince: instant.nullable(),
+    failuresInARow: z.number().int(),
+    organization: id,
+    createdAt: instant,
+    updatedAt: instant,
+  })
+  .describe('A webhook endpoint.');
+
+const apiKey = z
+  .looseObject({
+    _id: id,
+    name: z.string(),
+    role: z.enum(['admin', 'user']),
+    prefix: z.string(),
+    organization: id,
+    createdBy: id.nullable(),
+    lastUsedAt: instant.nullable(),
+    revokedAt: instant.nullable(),
+    createdAt: instant,
+    updatedAt: instant,
+  })
+  .describe('An API key (never the key itself, which only its creation answers).');
+
+const outboxMessage = z
+  .looseObject({
+    _id: id,
+    channel,
+    recipient: z.string(),
+    subject: z.string().nullable(),
+    body: z.string(),
+    headers: z.record(z.string(), z.string()),
+    status: z.enum(['success', 'failed']),
+    error: z.string().nullable(),
+    createdAt: instant,
+  })
+  .describe('A message sandbox delivery recorded.');
+
+const recipientResult = z.looseObject({ recipient: z.string(), status: z.enum(['success', 'failed']), error: z.string().optional() });
+
+const auditEntry = z
+  .looseObject({
+    _id: id,
+    at: instant,
+    actorType: z.enum(['user', 'api_key']),
+    actorId: id,
+    actorLabel: z.string(),
+    action: z.string(),
+    resourceType: z.string(),
+    resourceId: z.string().nullable(),
+    details: z.looseObject({}),
+    ip: z.string().nullable(),
+    requestId: z.string().nullable(),
+  })
+  .describe('An admin action, as the audit log keeps it.');
+
+const list = (item: z.ZodType) => z.array(item);
+
+/** The success answer of each described route. */
+export const RESPONSES: Record<string, z.ZodType> = {
+  'post /contacts': contact,
+  'get /contacts': list(contact),
+  'get /contacts/:id': contact,
+  'put /contacts/:id': contact,
+  'post /contacts/bulk': z.looseObject({ action: z.string(), count: z.number().int() }),
+  'post /contacts/import': contactImport,
+  'get /contact-imports': list(contactImport),
+  'get /contact-imports/:id': contactImport,
+  'post /contact-imports/:id/cancel': contactImport,
+  'post /groups': group,
+  'get /groups': list(group),
+  'get /groups/:id': group,
+  'put /groups/:id': group,
+  'post /templates': template,
+  'get /templates': list(template),
+  'get /templates/:id': template,
+  'put /templates/:id': template,
+  'post /campaigns': campaign,
+  'get /campaigns': list(z.looseObject(campaignCore)),
+  'get /campaigns/:id': campaign,
+  'put /campaigns/:id': campaign,
+  'post /campaigns/:id/launch': z.looseObject({ _id: id, status: campaignStatus, analytics: analytics.optional(), updatedAt: instant }),
+  'post /campaigns/:id/cancel': z.looseObject({ _id: id, status: campaignStatus, updatedAt: instant }),
+  'get /campaigns/:id/runs': list(run),
+  'get /campaigns/:id/pending-sends': list(pendingSend),
+  'post /webhooks': webhookEndpoint.and(z.looseObject({ secret: z.string().describe('`whsec_...`, shown only here.') })),
+  'get /webhooks': list(webhookEndpoint),
+  'get /webhooks/:id': webhookEndpoint,
+  'put /webhooks/:id': webhookEndpoint,
+  'post /api-keys': z.looseObject({ apiKey, key: z.string().describe('The key itself (`uak_...`), shown only here.') }),
+  'get /api-keys': list(apiKey),
+  'put /api-keys/:id/revoke': apiKey,
+  'get /sandbox/outbox': list(outboxMessage),
+  'post /notifications/send': z.union([recipientResult, z.array(recipientResult)]).describe('One result for a string `to`, an array for an array.'),
+  'post /notifications/send-to-all': z.array(recipientResult),
+  'get /campaigns/:id/estimate': z.looseObject({
+    channels: z.array(
+      z.looseObject({ channel, recipients: z.number().int(), suppressed: z.looseObject({ unsubscribed: z.number().int() }), unitCost: z.number(), cost: z.number() }),
+    ),
+    recipients: z.number().int(),
+    suppressed: z.number().int(),
+    cost: z.number(),
+    balance: z.number(),
+  }),
+  'post /campaigns/:id/test': z.array(recipientResult),
+  'get /audit-log': list(auditEntry),
+  'get /message-logs': list(messageLog),
+  'get /message-logs/:id': messageLog,
+};
