@@ -213,10 +213,58 @@ const auditEntry = z
   })
   .describe('An admin action, as the audit log keeps it.');
 
+const role = z.enum(['admin', 'user']);
+
+/** A user as login and `GET /users` list one. */
+const listedUser = z.looseObject({
+  _id: id,
+  firstName: z.string(),
+  lastName: z.string(),
+  email: z.string(),
+  role,
+  organization: id,
+  isActive: z.boolean(),
+});
+
+export const user = listedUser
+  .extend({ countryCode: z.string(), phoneNumber: z.string(), createdAt: instant, updatedAt: instant })
+  .describe('A user of the organization.');
+
+const session = z.looseObject({ token: z.string().describe('A JWT.'), user: listedUser });
+
+const organization = z
+  .looseObject({
+    _id: id,
+    name: z.string(),
+    sector: z.string(),
+    country: z.string(),
+    credits: z.number(),
+    emailFromName: z.string().nullable(),
+    tracking: z.boolean(),
+    requireTwoFactor: z.boolean(),
+    credentials: z.looseObject({ sms_apiUrl: z.string(), whatsapp_webhookUrl: z.string(), sms_reportUrl: z.string() }),
+  })
+  .describe('The caller\'s organization, its credentials masked.');
+
 const list = (item: z.ZodType) => z.array(item);
 
 /** The success answer of each described route. */
 export const RESPONSES: Record<string, z.ZodType> = {
+  'post /auth/signup': z.looseObject({ token: z.string(), user }),
+  'post /auth/login': z
+    .union([session, z.looseObject({ mfaRequired: z.literal(true), mfaToken: z.string().describe('For `POST /auth/login/mfa`, 5 minutes.') })])
+    .describe('A session, or (with two-factor authentication) the token of the second step.'),
+  'post /auth/login/mfa': session,
+  'get /users': list(listedUser.extend({ createdAt: instant, updatedAt: instant })),
+  'get /users/me': user.extend({ organization: z.looseObject({ _id: id, name: z.string(), credits: z.number() }) }),
+  'get /users/:id': user,
+  'post /users': user,
+  'put /users/:id': user,
+  'put /users/:id/deactivate': user,
+  'put /users/:id/reactivate': user,
+  'get /organizations/current': organization,
+  'put /organizations/current': organization,
+  'put /organizations/current/credentials': organization,
   'post /contacts': contact,
   'get /contacts': list(contact),
   'get /contacts/:id': contact,

@@ -27,10 +27,11 @@ const signup = ok(
       countryCode: '+254', phoneNumber: '712345678', companyName: 'Acme', sector: 'Tech', country: 'KE',
     },
   }),
-) as { token: string };
+);
 
 const api = createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${signup.token}` } });
-ok('me', await api.GET('/users/me'));
+const me = ok('me', await api.GET('/users/me'));
+if (me.organization.credits !== 100) throw new Error(`a new organization has 100 credits, not ${me.organization.credits}`);
 const group = ok('group', await api.POST('/groups', { body: { name: 'VIP', color: 'bg-red-500' } }));
 const contact = ok('contact', await api.POST('/contacts', { body: { name: 'Grace', phone: '0712345678', email: 'grace@example.com', groups: [group._id] } }));
 ok('sms', await api.POST('/notifications/send', { body: { type: 'sms', to: '0712345678', message: 'Hello' } }));
