@@ -4,8 +4,8 @@ import { z } from 'zod';
  * What the REST door answers, as zod schemas the API description (`./openapi.ts`) turns into its
  * response schemas, keyed by route (`<method> <path>` of the route table). Objects are open (a field
  * added later is not a break), but each lists the fields it always carries, with their types and
- * nullability: the test suite checks every answer it receives against them. A route not named here
- * is described as "a JSON answer" only.
+ * nullability: the test suite checks every answer it receives against them. Every JSON route is
+ * named here (a download is described by its media type).
  */
 
 const id = z.string().describe('An id (a UUID).');
@@ -246,6 +246,73 @@ const organization = z
   })
   .describe('The caller\'s organization, its credentials masked.');
 
+const deleted = z.looseObject({ message: z.string() }).describe('What was deleted.');
+
+const twoFactorStatus = z.looseObject({
+  enabled: z.boolean(),
+  enabledAt: instant.nullable(),
+  pending: z.boolean().describe('An enrolment waits for its first code.'),
+  requiredByOrganization: z.boolean(),
+  recoveryCodesRemaining: z.number().int(),
+});
+
+const recoveryCodes = z.looseObject({ recoveryCodes: z.array(z.string()).describe('Ten one-time codes, shown only here.') });
+
+const webhookAttempt = z
+  .looseObject({
+    _id: id,
+    endpointId: id,
+    eventId: id,
+    eventType: z.string(),
+    attempt: z.number().int(),
+    status: z.enum(['succeeded', 'failed']),
+    responseStatus: z.number().int().nullable(),
+    durationMs: z.number(),
+    response: z.string().nullable().describe('The first 1 KiB of the answer.'),
+    error: z.string().nullable(),
+    attemptedAt: instant,
+    createdAt: instant,
+  })
+  .describe('One delivery attempt of an event to an endpoint.');
+
+const webhookEvent = z
+  .looseObject({
+    _id: id,
+    type: z.string(),
+    timestamp: instant,
+    data: z.looseObject({}),
+    deliveries: z.array(
+      z.looseObject({ endpointId: id, status: z.string(), attempts: z.number().int(), nextAttemptAt: instant.nullable(), lastResponseStatus: z.number().int().nullable() }),
+    ),
+    createdAt: instant,
+  })
+  .describe('An event, with its delivery to each endpoint that takes it.');
+
+const messageEvent = z
+  .looseObject({
+    _id: id,
+    type: z.string(),
+    recipient: z.string(),
+    position: z.number().int(),
+    campaignId: id.nullable(),
+    counted: z.boolean(),
+    data: z.looseObject({}),
+    occurredAt: instant,
+    createdAt: instant,
+  })
+  .describe("What happened to a log's recipient after the send.");
+
+const previewMessage = z.looseObject({
+  channel,
+  recipient: z.string().nullable(),
+  subject: z.string().nullable(),
+  text: z.string().nullable(),
+  segments: z.number().int().nullable(),
+  encoding: z.string().nullable(),
+  cost: z.number(),
+  error: z.string().nullable(),
+});
+
 const list = (item: z.ZodType) => z.array(item);
 
 /** The success answer of each described route. */
@@ -262,6 +329,34 @@ export const RESPONSES: Record<string, z.ZodType> = {
   'put /users/:id': user,
   'put /users/:id/deactivate': user,
   'put /users/:id/reactivate': user,
+  'put /users/:id/password': user,
+  'delete /users/:id': deleted,
+  'get /users/me/two-factor': twoFactorStatus,
+  'post /users/me/two-factor': z.looseObject({ secret: z.string().describe('Base32, shown only here.'), otpauthUri: z.string() }),
+  'delete /users/me/two-factor': twoFactorStatus,
+  'post /users/me/two-factor/confirm': recoveryCodes,
+  'post /users/me/two-factor/recovery-codes': recoveryCodes,
+  'delete /users/:id/two-factor': user,
+  'delete /contacts/:id': deleted,
+  'delete /groups/:id': deleted,
+  'delete /templates/:id': deleted,
+  'delete /webhooks/:id': deleted,
+  'delete /api-keys/:id': deleted,
+  'post /campaigns/:id/preview': z.looseObject({ contactId: id.nullable(), messages: z.array(previewMessage) }),
+  'post /webhooks/:id/rotate-secret': z.looseObject({ secret: z.string(), previousSecretExpiresAt: instant }),
+  'post /webhooks/:id/test': z.looseObject({ eventId: id }),
+  'get /webhooks/:id/attempts': list(webhookAttempt),
+  'get /webhook-events': list(webhookEvent),
+  'get /webhook-events/:id': webhookEvent,
+  'get /webhook-events/:id/attempts': list(webhookAttempt),
+  'post /webhook-events/:id/resend': z.looseObject({ eventId: id, endpointId: id }),
+  'get /message-logs/stats': z.looseObject({
+    since: instant,
+    total: z.number().int(),
+    byChannel: z.array(z.looseObject({ channel, status: z.enum(['success', 'failed', 'pending']), count: z.number().int() })),
+  }),
+  'get /message-logs/:id/events': z.array(messageEvent),
+  'post /sandbox/events': z.looseObject({ recorded: z.string() }),
   'get /organizations/current': organization,
   'put /organizations/current': organization,
   'put /organizations/current/credentials': organization,
