@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { ruruHTML } from 'ruru/server';
 import { serveStatic } from 'ruru/static';
+import { toolPageCsp } from '../lib/csp.js';
 
 export const IDE_STATIC_PATH = '/ruru-static/';
 
@@ -30,18 +31,7 @@ export function idePage(): { html: string; csp: string } {
   const hashes = [...html.matchAll(/<script(?: type="module")?>([\s\S]*?)<\/script>/g)].map(
     (m) => `'sha256-${createHash('sha256').update(m[1]!, 'utf8').digest('base64')}'`,
   );
-  const csp = [
-    "default-src 'self'",
-    `script-src 'self' ${hashes.join(' ')}`,
-    "worker-src 'self' blob:",
-    "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data:",
-    "font-src 'self' data:",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'self'",
-    "frame-ancestors 'self'",
-  ].join('; ');
+  const csp = toolPageCsp(hashes, ["worker-src 'self' blob:"]);
   return { html, csp };
 }
 

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import express, { Router } from 'express';
 import type { Config } from '../config/config.js';
+import { toolPageCsp } from '../lib/csp.js';
 import { openApiDocument } from './openapi.js';
 import { otherMethods } from './rest.js';
 import { routes } from './routes.js';
@@ -39,17 +40,7 @@ const START = `window.ui = SwaggerUIBundle({
 });
 `;
 
-const CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'self'",
-  "frame-ancestors 'self'",
-].join('; ');
+const CSP = toolPageCsp();
 
 export function docsRouter(config: Pick<Config, 'publicUrl'>): Router {
   const router = Router();
