@@ -15,6 +15,8 @@ import { client, startTestHerald, uniqueEmail, type Client } from './helpers/her
 
 const README = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8');
 const README_EMAIL = 'ada@example.com';
+/** The metrics session's `$METRICS_TOKEN`: the test's Herald is started with it, as the README says to start one. */
+const README_METRICS_TOKEN = 'readme-metrics-token-0123456789';
 
 const sessionBlocks = [...README.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]).filter((b) => /\bcurl\s/.test(b));
 
@@ -87,7 +89,7 @@ let api: Client;
 let out: string;
 
 beforeAll(async () => {
-  herald = await startTestHerald({ DELIVERY_MODE: 'sandbox' });
+  herald = await startTestHerald({ DELIVERY_MODE: 'sandbox', METRICS_TOKEN: README_METRICS_TOKEN });
   api = client(herald.url);
   out = mkdtempSync(path.join(tmpdir(), 'herald-readme-'));
 });
@@ -118,6 +120,7 @@ test('the README sessions run as written', async () => {
     env: {
       ...process.env,
       README_OUT: out,
+      METRICS_TOKEN: README_METRICS_TOKEN,
       NODE_OPTIONS: '',
       PATH: `${path.dirname(process.execPath)}:${process.env.PATH}`,
     },
