@@ -9,8 +9,8 @@ import { expectEachWithOrganization, type Statement } from './helpers/statements
 
 /**
  * The statements of outbound webhooks stay with their organization (on Citus one shard; on
- * Postgres every tenant scan filtered by it): the outbox's, the claim, the record of attempts, the
- * test event and the resend. (The sweep's read of overdue deliveries is across organizations on
+ * Postgres every tenant scan filtered by it): the outbox's, the claim (with its endpoint), the
+ * release of what a stopped run took, the record of attempts, the test event and the resend. (The sweep's read of overdue deliveries is across organizations on
  * purpose; the settle and receipt statements that carry the outbox are checked with their own.)
  */
 
@@ -26,8 +26,8 @@ test('each webhook statement stays with its organization', async () => {
   const as = <P extends object>(st: Named<P, any>, params: P): Statement => ({ sql: st.text, bindings: st.order.map((k) => params[k]) });
   const statements = [
     as(emitStatement, { orgId: org.orgId, events: JSON.stringify([{ type: 'message.sent', occurred_at: new Date(), data: {} }]) }),
-    as(sql.endpointForDelivery, key),
     as(sql.claimDeliveries, { ...key, limit: 50, leaseSeconds: 60 }),
+    as(sql.releaseDeliveries, { ...key, eventIds: [eventId] }),
     as(sql.recordAttempts, { ...key, attempts: '[]', lastSuccessAt: null, lastFailureAt: new Date(), failuresAfter: 1, disable: null }),
     as(sql.nextDue, key),
     as(sql.insertTestEvent, { ...key, type: 'message.sent', data: '{}' }),

@@ -90,9 +90,30 @@ const wakeStatement = statement<{ orgId: string; endpointIds: string[] }>(
    FROM unnest(:endpointIds::uuid[]) AS e`,
 );
 
-/** Wakes the endpoints a committed change gave deliveries (`Woken`); none is a no-op. */
+/** Starts (or extends) a process's own delivery run for some endpoints of an organization. */
+export type DeliverNow = (orgId: string, endpointIds: readonly string[]) => void;
+
+/** The processes' own delivery runs, by the database they deliver from (a process may hold several Heralds: tests). */
+const inProcess = new WeakMap<Db, DeliverNow>();
+
+/**
+ * Lets a process that runs queue workers start delivering at once what its own changes woke: a
+ * worker takes a queued run only once the jobs it fetched before are handed out (a campaign's
+ * chunks, fetched together), which held a campaign's events back until its end.
+ */
+export function deliverInProcess(db: Db, deliverNow: DeliverNow): void {
+  inProcess.set(db, deliverNow);
+}
+
+/**
+ * Wakes the endpoints a committed change gave deliveries (`Woken`); none is a no-op. The run is
+ * queued all the same: the queue is what delivers when this process has no run of its own, dies
+ * meanwhile, or the endpoint has a retry due.
+ */
 export async function wake(db: Db, orgId: string, endpointIds: readonly string[] | null | undefined): Promise<void> {
-  if (endpointIds?.length) await run(db, wakeStatement, { orgId, endpointIds: [...endpointIds] });
+  if (!endpointIds?.length) return;
+  inProcess.get(db)?.(orgId, endpointIds);
+  await run(db, wakeStatement, { orgId, endpointIds: [...endpointIds] });
 }
 
 /**

@@ -7,30 +7,36 @@ import { Webhook } from 'standardwebhooks';
 import { Agent } from 'undici';
 import type { Deps } from '../../context.js';
 import { jsonRows, run } from '../../db/statements.js';
-import { wake } from '../../delivery/outbox.js';
+import { deliverInProcess, wake } from '../../delivery/outbox.js';
 import { decryptJson } from '../../lib/crypto.js';
 import { isPrivateAddress } from '../../lib/hosts.js';
 import { webhookDeliveriesTotal } from '../../lib/metrics.js';
-import { claimDeliveries, endpointForDelivery, nextDue, overdueEndpoints, recordAttempts, scheduleRetry, type ClaimedDelivery, type EndpointRow } from './sql.js';
+import { claimDeliveries, nextDue, overdueEndpoints, recordAttempts, releaseDeliveries, scheduleRetry, type ClaimedDelivery, type ClaimRow, type EndpointRow } from './sql.js';
 
 /**
- * Delivery of outbound webhooks (platform.md): a run per endpoint (`webhooks-deliver`, queued by
- * `outbox.wake`, one pending per endpoint) takes its due deliveries a batch at a time and posts
- * each, signed the Standard Webhooks way with the `standardwebhooks` package, at most
- * `PER_ENDPOINT` at once: an endpoint's slow receiver holds its own run, never another's. A run
- * works for `RUN_MS` at most, then queues the next, so the workers' slots take turns.
+ * Delivery of outbound webhooks (platform.md): a run per endpoint takes its due deliveries a batch
+ * at a time and posts each, signed the Standard Webhooks way with the `standardwebhooks` package.
+ * A run is queued (`webhooks-deliver`, by `outbox.wake`, one pending per endpoint) and, in a
+ * process that runs workers, started at once by the wake itself (`deliverInProcess`): one run per
+ * endpoint and process, which a later wake or job extends rather than doubles. A run claims the
+ * next batch while earlier ones are being posted (at most `BATCHES_IN_FLIGHT`, each `PER_BATCH`
+ * requests at once: an endpoint's slow receiver holds its own run, never another's), and records
+ * a batch's attempts in one statement off the path of the next claim. It works for `RUN_MS` at
+ * most, then queues the next, so the workers' slots take turns.
  *
  * Each attempt is kept with its status, duration and the first 1 KiB of the answer. A 2xx answer
  * is a success; anything else (a redirect, which is never followed; a timeout; a refused
  * connection) is retried on the schedule (`WEBHOOK_RETRY_SCHEDULE`), or after the `Retry-After`
  * the receiver asked for, with the same `webhook-id`; a 410 disables the endpoint, and so does
- * failing for 5 days. With `BLOCK_PRIVATE_HOSTS` the address actually connected to is checked,
- * so a host name that resolves to a private address (at any moment) is refused.
+ * failing for 5 days: what the run took and had not yet posted is then given back unsent. With
+ * `BLOCK_PRIVATE_HOSTS` the address actually connected to is checked, so a host name that
+ * resolves to a private address (at any moment) is refused.
  */
 
 export const DELIVER_TASK = 'webhooks-deliver';
-const PER_ENDPOINT = 10;
-const BATCH = 50;
+const BATCH = 100;
+const PER_BATCH = 16;
+const BATCHES_IN_FLIGHT = 3;
 const RUN_MS = 20_000;
 const ANSWER_BYTES = 1024;
 const FAILING_DAYS = 5;
@@ -76,8 +82,9 @@ export function signingSecrets(key: Buffer, endpoint: Pick<EndpointRow, 'secret'
   return secrets;
 }
 
-/** An event's body as every attempt sends it. */
-export const bodyOf = (e: Pick<ClaimedDelivery, 'type' | 'occurred_at' | 'data'>) => JSON.stringify({ type: e.type, timestamp: e.occurred_at.toISOString(), data: e.data });
+/** An event's body as every attempt sends it: its data as stored (JSON text), never parsed and written again. */
+export const bodyOf = (e: Pick<ClaimedDelivery, 'type' | 'occurred_at' | 'data'>) =>
+  `{"type":${JSON.stringify(e.type)},"timestamp":"${e.occurred_at.toISOString()}","data":${e.data}}`;
 
 /** Seconds to wait that a `Retry-After` header asks (seconds or an HTTP date), or null. */
 export function retryAfterSeconds(value: string | string[] | undefined, now: Date): number | null {
@@ -109,17 +116,17 @@ function answerOf(body: Readable): Promise<string> {
 
 export function webhookTasks(deps: WebhookDeps): TaskList {
   const pool = new Agent({
-    connections: PER_ENDPOINT,
+    connections: PER_BATCH * BATCHES_IN_FLIGHT,
     keepAliveTimeout: 4_000,
     ...(deps.config.blockPrivateHosts && { connect: { lookup: publicOnly } }),
   });
 
   /** One attempt of one delivery: never throws. */
-  async function attempt(url: URL, secrets: string[], d: ClaimedDelivery): Promise<AttemptResult> {
+  async function attempt(url: URL, signers: Webhook[], d: ClaimedDelivery): Promise<AttemptResult> {
     const attemptedAt = new Date();
     const number = d.attempts + 1;
     const body = bodyOf(d);
-    const signature = secrets.map((s) => new Webhook(s).sign(d.event_id, attemptedAt, body)).join(' ');
+    const signature = signers.map((w) => w.sign(d.event_id, attemptedAt, body)).join(' ');
     const abort = new EventEmitter();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -177,20 +184,6 @@ export function webhookTasks(deps: WebhookDeps): TaskList {
     };
   }
 
-  /** Attempts `claimed` at most `PER_ENDPOINT` at once. */
-  async function attemptAll(url: URL, secrets: string[], claimed: ClaimedDelivery[]): Promise<AttemptResult[]> {
-    const results: AttemptResult[] = new Array(claimed.length);
-    let next = 0;
-    const lane = async () => {
-      while (next < claimed.length) {
-        const i = next++;
-        results[i] = await attempt(url, secrets, claimed[i]!);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(PER_ENDPOINT, claimed.length) }, lane));
-    return results;
-  }
-
   /** Keeps a batch's attempts, their deliveries' state and the endpoint's summary (disabling it after a 410 or 5 days of failure). */
   async function keep(orgId: string, endpoint: EndpointRow, results: AttemptResult[]): Promise<string | null> {
     const byTime = [...results].sort((a, b) => a.attempted_at.getTime() - b.attempted_at.getTime());
@@ -216,32 +209,118 @@ export function webhookTasks(deps: WebhookDeps): TaskList {
     return disable;
   }
 
-  const deliver: Task = async (payload) => {
-    const { orgId, endpointId } = payload as { orgId: string; endpointId: string };
-    const leaseSeconds = Math.ceil((deps.config.webhookTimeoutMs * Math.ceil(BATCH / PER_ENDPOINT)) / 1000) + 30;
-    const until = Date.now() + RUN_MS;
-    const endpointNow = async () => (await run(deps.db, endpointForDelivery, { orgId, endpointId }))[0];
-    while (Date.now() < until) {
-      // The endpoint is read for each batch (a run lasts up to RUN_MS): disabled, it takes nothing
-      // more; and it is read again once the batch is claimed, so an edit or a rotated secret's end
-      // committed before a claimed event was written applies to that event's delivery.
-      if (!(await endpointNow())?.enabled) return;
-      const claimed = await run(deps.db, claimDeliveries, { orgId, endpointId, limit: BATCH, leaseSeconds });
-      if (!claimed.length) break;
-      // Deleted meanwhile: its deliveries went with it.
-      const endpoint = await endpointNow();
-      if (!endpoint) return;
-      const secrets = signingSecrets(deps.config.credentialsKey, endpoint, new Date());
-      const disabled = await keep(orgId, endpoint, await attemptAll(new URL(endpoint.url), secrets, claimed));
+  /** A run of one endpoint in this process: `again` asks it to claim once more before it ends; `stopped` says why it stopped taking more. */
+  interface Run {
+    orgId: string;
+    endpointId: string;
+    again: boolean;
+    stopped: string | null;
+    done: Promise<void>;
+  }
+  const runs = new Map<string, Run>();
+  const leaseSeconds = Math.ceil((deps.config.webhookTimeoutMs * Math.ceil(BATCH / PER_BATCH)) / 1000) + 30;
+
+  /** Posts one claimed batch `PER_BATCH` at a time and records it; what is left once the run stops is given back unsent. */
+  async function deliverBatch(r: Run, endpoint: EndpointRow, claimed: ClaimedDelivery[]): Promise<void> {
+    const url = new URL(endpoint.url);
+    const signers = signingSecrets(deps.config.credentialsKey, endpoint, new Date()).map((s) => new Webhook(s));
+    const results: AttemptResult[] = [];
+    const unsent: string[] = [];
+    let next = 0;
+    const lane = async () => {
+      while (next < claimed.length) {
+        const d = claimed[next++]!;
+        if (r.stopped) unsent.push(d.event_id);
+        else {
+          const result = await attempt(url, signers, d);
+          // A 410 stops the run's other requests now, not once its batch is recorded.
+          if (result.gone) r.stopped ??= 'The endpoint answered 410 Gone';
+          results.push(result);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PER_BATCH, claimed.length) }, lane));
+    if (results.length) {
+      const disabled = await keep(r.orgId, endpoint, results);
       if (disabled) {
-        deps.log.warn({ orgId, endpointId, reason: disabled }, 'webhooks: endpoint disabled');
-        return;
+        r.stopped ??= disabled;
+        deps.log.warn({ orgId: r.orgId, endpointId: r.endpointId, reason: disabled }, 'webhooks: endpoint disabled');
       }
     }
+    if (unsent.length) await run(deps.db, releaseDeliveries, { orgId: r.orgId, endpointId: r.endpointId, eventIds: unsent });
+  }
+
+  /**
+   * Claims batch after batch while earlier ones are posted and recorded, until none is due (and no
+   * wake came meanwhile), the endpoint is disabled or gone, or `RUN_MS` has passed; then queues the
+   * endpoint's next run if one is due.
+   */
+  async function drain(r: Run): Promise<void> {
+    const { orgId, endpointId } = r;
+    const until = Date.now() + RUN_MS;
+    const inFlight = new Set<Promise<void>>();
+    let failure: unknown = null;
+    try {
+      while (Date.now() < until && !r.stopped && !failure) {
+        if (inFlight.size >= BATCHES_IN_FLIGHT) await Promise.race(inFlight);
+        if (r.stopped || failure) break;
+        r.again = false;
+        const rows: ClaimRow[] = await run(deps.db, claimDeliveries, { orgId, endpointId, limit: BATCH, leaseSeconds });
+        // Deleted meanwhile (its deliveries went with it), or disabled.
+        if (!rows[0]?.enabled) break;
+        const claimed = rows.filter((row) => row.event_id !== null) as unknown as ClaimedDelivery[];
+        if (!claimed.length) {
+          if (r.again) continue;
+          break;
+        }
+        const batch: Promise<void> = deliverBatch(r, rows[0], claimed).then(
+          () => void inFlight.delete(batch),
+          (err: unknown) => {
+            inFlight.delete(batch);
+            failure ??= err;
+          },
+        );
+        inFlight.add(batch);
+      }
+    } finally {
+      // From here on a wake starts another run: this one takes nothing more.
+      runs.delete(`${orgId}:${endpointId}`);
+      await Promise.all(inFlight);
+    }
+    if (failure) throw failure;
+    if (r.stopped) return;
     const [{ next } = { next: null }] = await run(deps.db, nextDue, { orgId, endpointId });
     if (!next) return;
     if (next.getTime() <= Date.now()) await wake(deps.db, orgId, [endpointId]);
     else await run(deps.db, scheduleRetry, { orgId, endpointId, runAt: next });
+  }
+
+  /** The endpoint's run in this process: the one going, told to claim again, or a new one. */
+  function deliverNow(orgId: string, endpointId: string): Promise<void> {
+    const key = `${orgId}:${endpointId}`;
+    const going = runs.get(key);
+    if (going) {
+      going.again = true;
+      return going.done;
+    }
+    const r: Run = { orgId, endpointId, again: false, stopped: null, done: Promise.resolve() };
+    runs.set(key, r);
+    r.done = drain(r);
+    return r.done;
+  }
+
+  if (deps.config.workers) {
+    deliverInProcess(deps.db, (orgId, endpointIds) => {
+      for (const endpointId of endpointIds) {
+        // Not awaited: whatever fails is left to the queued run, which the wake adds all the same.
+        deliverNow(orgId, endpointId).catch((err: unknown) => deps.log.warn({ err, orgId, endpointId }, 'webhooks: delivery run failed; the queued run takes over'));
+      }
+    });
+  }
+
+  const deliver: Task = async (payload) => {
+    const { orgId, endpointId } = payload as { orgId: string; endpointId: string };
+    await deliverNow(orgId, endpointId);
   };
 
   return { [DELIVER_TASK]: deliver };

@@ -17,41 +17,54 @@ export interface EndpointRow {
   failing_since: Date | null;
 }
 
-export const endpointForDelivery = statement<{ orgId: string; endpointId: string }, EndpointRow>(
-  'herald_webhooks_endpoint',
-  `SELECT id, url, enabled, secret, previous_secret, previous_secret_expires_at, failing_since
-   FROM webhook_endpoints WHERE organization_id = :orgId AND id = :endpointId`,
-);
-
-/** A delivery taken for an attempt, with its event. */
+/** A delivery taken for an attempt, with its event (`data` as the JSON text stored). */
 export interface ClaimedDelivery {
   event_id: string;
   attempts: number;
   type: string;
   occurred_at: Date;
-  data: Record<string, unknown>;
+  data: string;
 }
 
+/** A row of a claim: the endpoint, and one delivery taken (none: every delivery column null). */
+export type ClaimRow = EndpointRow & { [K in keyof ClaimedDelivery]: ClaimedDelivery[K] | null };
+
 /**
- * Takes up to `:limit` of an endpoint's due deliveries, oldest due first, for `:leaseSeconds`: a
- * delivery taken and not recorded (its worker died) is due again when its lease ends.
+ * Reads the endpoint and, when it is enabled, takes up to `:limit` of its due deliveries, oldest
+ * due first, for `:leaseSeconds` (a delivery taken and not recorded, its worker died, is due again
+ * when its lease ends). One statement, so one snapshot: an edit, a rotation or a disabling
+ * committed before a taken event was written applies to its delivery. No row: the endpoint is gone.
  */
-export const claimDeliveries = statement<{ orgId: string; endpointId: string; limit: number; leaseSeconds: number }, ClaimedDelivery>(
+export const claimDeliveries = statement<{ orgId: string; endpointId: string; limit: number; leaseSeconds: number }, ClaimRow>(
   'herald_webhooks_claim',
-  `WITH due AS (
+  `WITH ep AS (
+     SELECT id, url, enabled, secret, previous_secret, previous_secret_expires_at, failing_since
+     FROM webhook_endpoints WHERE organization_id = :orgId AND id = :endpointId),
+   due AS (
      SELECT d.event_id FROM webhook_deliveries d
      WHERE d.organization_id = :orgId AND d.endpoint_id = :endpointId AND d.status = 'pending' AND d.next_attempt_at <= now()
        AND (d.leased_until IS NULL OR d.leased_until < now())
+       AND EXISTS (SELECT 1 FROM ep WHERE ep.enabled)
      ORDER BY d.next_attempt_at
      LIMIT :limit
-     FOR UPDATE SKIP LOCKED),
+     FOR UPDATE OF d SKIP LOCKED),
    leased AS (
      UPDATE webhook_deliveries d SET leased_until = now() + make_interval(secs => :leaseSeconds)
      FROM due WHERE d.organization_id = :orgId AND d.endpoint_id = :endpointId AND d.event_id = due.event_id
-     RETURNING d.event_id, d.attempts)
-   SELECT l.event_id, l.attempts, e.type, e.occurred_at, e.data
-   FROM leased l JOIN webhook_events e ON e.organization_id = :orgId AND e.id = l.event_id
-   ORDER BY e.occurred_at, e.id`,
+     RETURNING d.event_id, d.attempts),
+   taken AS (
+     SELECT l.event_id, l.attempts, e.type, e.occurred_at, e.data::text AS data
+     FROM leased l JOIN webhook_events e ON e.organization_id = :orgId AND e.id = l.event_id)
+   SELECT ep.*, t.event_id, t.attempts, t.type, t.occurred_at, t.data
+   FROM ep LEFT JOIN taken t ON true
+   ORDER BY t.occurred_at, t.event_id`,
+);
+
+/** Gives back deliveries taken and not attempted (their endpoint was disabled meanwhile): due again as they were. */
+export const releaseDeliveries = statement<{ orgId: string; endpointId: string; eventIds: string[] }>(
+  'herald_webhooks_release',
+  `UPDATE webhook_deliveries SET leased_until = NULL
+   WHERE organization_id = :orgId AND endpoint_id = :endpointId AND event_id = ANY(:eventIds::uuid[]) AND status = 'pending'`,
 );
 
 /**
@@ -83,8 +96,8 @@ export const recordAttempts = statement<{
               last_response_status = a.response_status, updated_at = date_trunc('milliseconds', now())
           FROM a WHERE d.organization_id = :orgId AND d.endpoint_id = :endpointId AND d.event_id = a.event_id)
    UPDATE webhook_endpoints ep
-   SET last_success_at = coalesce(:lastSuccessAt::timestamptz, ep.last_success_at),
-       last_failure_at = coalesce(:lastFailureAt::timestamptz, ep.last_failure_at),
+   SET last_success_at = greatest(:lastSuccessAt::timestamptz, ep.last_success_at),
+       last_failure_at = greatest(:lastFailureAt::timestamptz, ep.last_failure_at),
        failures_in_a_row = CASE WHEN :lastSuccessAt::timestamptz IS NULL THEN ep.failures_in_a_row + :failuresAfter::int ELSE :failuresAfter::int END,
        failing_since = CASE WHEN :failuresAfter::int = 0 THEN NULL
                             WHEN :lastSuccessAt::timestamptz IS NULL THEN coalesce(ep.failing_since, :lastFailureAt::timestamptz)
