@@ -2,7 +2,8 @@ import pg from 'pg';
 import type { Statement as Named } from '../src/db/statements.js';
 import type { Herald } from '../src/server.js';
 import { LogTarget } from '../src/delivery/types.js';
-import { record, recordAll, recipientByProviderId, recipientByReference, type Receipt } from '../src/modules/receipts/service.js';
+import { ReceiptBatcher } from '../src/modules/receipts/batcher.js';
+import { record, recordAll, recordMany, recipientByProviderId, recipientByReference, type Receipt } from '../src/modules/receipts/service.js';
 import * as sql from '../src/modules/receipts/sql.js';
 import { heraldWithOrgs, ISO_MS, type Client, type Org } from './helpers/herald.js';
 import { expectEachWithOrganization, type Statement } from './helpers/statements.js';
@@ -157,6 +158,53 @@ describe('recording what happened to a recipient', () => {
     expect(await analytics(org, c.id)).toMatchObject({ delivered: 4, opened: 1 });
   });
 
+  test('receipts of several logs and campaigns in one call: each counted in its own campaign, a recipient named twice recorded in order', async () => {
+    const [c, d] = [await sentCampaign(org), await sentCampaign(org)];
+    const ref = (x: typeof c, address: string) => ({ logId: x.logId, position: x.position(address) });
+    const outcomes = await recordMany(herald.db, org.orgId, [
+      { ref: ref(c, 'r1@example.com'), receipt: receipt('opened', 50) },
+      { ref: ref(d, 'r1@example.com'), receipt: receipt('clicked', 50, { data: { url: 'https://example.com/d' } }) },
+      { ref: ref(c, 'r1@example.com'), receipt: receipt('clicked', 51, { data: { url: 'https://example.com/c' } }) },
+      { ref: ref(c, 'r1@example.com'), receipt: receipt('opened', 52) },
+      { ref: ref(d, 'r2@example.com'), receipt: receipt('delivered', 50) },
+      { ref: { logId: d.logId, position: 7 }, receipt: receipt('delivered', 50) },
+    ]);
+    expect(outcomes).toEqual(['changed', 'changed', 'changed', 'unchanged', 'changed', 'unknown']);
+    expect(await analytics(org, c.id)).toMatchObject({ delivered: 0, opened: 1, clicked: 1 });
+    expect(await analytics(org, d.id)).toMatchObject({ delivered: 1, opened: 1, clicked: 1 });
+    const shown = (await api.get(`/message-logs/${c.logId}`, { token: org.token })).body.recipients;
+    expect(shown.find((r: any) => r.recipient === 'r1@example.com')).toMatchObject({ openedAt: at(50).toISOString(), clickedAt: at(51).toISOString() });
+    const events = (await api.get(`/message-logs/${c.logId}/events`, { token: org.token })).body;
+    expect(events.map((e: any) => [e.type, e.data])).toEqual([['message.opened', {}], ['message.clicked', { url: 'https://example.com/c' }]]);
+  });
+
+  test('the batcher: receipts arriving together are written together, each answered its own outcome, each recipient counted once', async () => {
+    const [c, d] = [await sentCampaign(org), await sentCampaign(other)];
+    const batcher = new ReceiptBatcher(herald.db);
+    const opens = [org, other].flatMap((owner) =>
+      ADDRESSES.flatMap((address) => {
+        const x = owner === org ? c : d;
+        // Each recipient opened three times, and clicked once.
+        return [
+          ...Array.from({ length: 3 }, () => batcher.record(owner.orgId, { logId: x.logId, position: x.position(address) }, receipt('opened', 60))),
+          batcher.record(owner.orgId, { logId: x.logId, position: x.position(address) }, receipt('clicked', 61, { data: { url: 'https://example.com/' } })),
+        ];
+      }),
+    );
+    // Another organization's log is unknown to this one.
+    const foreign = batcher.record(org.orgId, { logId: d.logId, position: 1 }, receipt('opened', 60));
+    const outcomes = await Promise.all(opens);
+    expect(await foreign).toBe('unknown');
+    for (let i = 0; i < outcomes.length; i += 4) expect(outcomes.slice(i, i + 4)).toEqual(['changed', 'unchanged', 'unchanged', 'changed']);
+    expect(await analytics(org, c.id)).toMatchObject({ opened: 4, clicked: 4 });
+    expect(await analytics(other, d.id)).toMatchObject({ opened: 4, clicked: 4 });
+    // Written together: each log's four rows were last written by one transaction (the clicks' statement).
+    for (const [owner, x] of [[org, c], [other, d]] as const) {
+      const { rows } = await herald.db.raw('SELECT count(DISTINCT xmin::text)::int AS n, count(*)::int AS rows FROM recipient_receipts WHERE organization_id = ? AND log_id = ?', [owner.orgId, x.logId]);
+      expect(rows[0]).toEqual({ n: 1, rows: 4 });
+    }
+  });
+
   test("a scanner's open is recorded uncounted", async () => {
     const c = await sentCampaign(org);
     expect(await record(herald.db, org.orgId, { logId: c.logId, position: 1 }, receipt('opened', 30, { scanner: true, data: { userAgent: 'Barracuda' } }))).toBe('unchanged');
@@ -196,16 +244,13 @@ describe('the statements of receipts', () => {
   test('each stays with its organization (one shard on Citus; every tenant scan filtered by it on Postgres)', async () => {
     const c = await sentCampaign(org);
     const key = { orgId: org.orgId, logId: c.logId, position: 1 };
-    const write = { ...key, at: at(0), deliveredAt: at(0), readAt: null, openedAt: null, clickedAt: null, failedAt: null, error: null, events: '[]', delivered: 1, opened: 0, clicked: 0 };
+    const row = { i: 0, log_id: c.logId, position: 1, at: at(0), delivered_at: at(0), read_at: null, opened_at: null, clicked_at: null, failed_at: null, error: null, events: [], delivered: 1, opened: 0, clicked: 0 };
     // As `run` sends them: the named statement's text and its parameters in order (EXPLAIN runs none of them).
     const as = <P extends object>(st: Named<P, any>, params: P): Statement => ({ sql: st.text, bindings: st.order.map((k) => params[k]) });
     const statements = [
-      as(sql.firstReceipts, { ...write, positions: [1, 2], sentBefore: at(0) }),
+      as(sql.firstReceipts, { orgId: org.orgId, rows: JSON.stringify([{ ...row, sent_before: at(0) }, { ...row, i: 1, position: 2 }]) }),
       as(sql.lockReceipt, key),
-      as(sql.updateReceipt, {
-        ...write, position: 1, campaignId: c.id, recipient: 'r1@example.com', locked: false,
-        wasDeliveredAt: null, wasReadAt: null, wasOpenedAt: null, wasClickedAt: null, wasFailedAt: null, wasError: null,
-      }),
+      as(sql.updateReceipts, { orgId: org.orgId, locked: false, rows: JSON.stringify([{ ...row, campaign_id: c.id, recipient: 'r1@example.com', was_delivered_at: null }]) }),
       as(sql.uncountedEvent, { ...key, at: at(0), events: '[]' }),
       as(sql.logByPrefix, { orgId: org.orgId, low: c.logId, high: c.logId }),
       as(sql.logByProviderId, { orgId: org.orgId, providerId: 'x' }),

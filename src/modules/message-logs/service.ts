@@ -5,7 +5,7 @@ import { run } from '../../db/statements.js';
 import { expandRecipients, hasRecipientSql, type StoredRecipient } from '../../delivery/log-recipients.js';
 import { CHANNELS, type Channel } from '../../delivery/types.js';
 import type { AuthedContext } from '../../context.js';
-import { eventsOfLog, receiptsOfLogs, type EventRow, type ReceiptRow } from '../receipts/sql.js';
+import { eventsOfLog, receiptsOfLogs, type EventRow, type StoredReceipt } from '../receipts/sql.js';
 import { operation } from '../../operation.js';
 import { countsByChannel } from './sql.js';
 import * as v from '../../lib/validation.js';
@@ -68,7 +68,7 @@ export interface LogRecipientDto {
 }
 
 /** Receipts of a page's logs, by log id and position. */
-type Receipts = Map<string, ReceiptRow>;
+type Receipts = Map<string, StoredReceipt>;
 
 function recipientsOf(row: MessageLogRow, receipts: Receipts): LogRecipientDto[] {
   return expandRecipients(row.recipients, row.settled_at !== null).map((r, i) => {

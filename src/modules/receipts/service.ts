@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.js';
-import { jsonRows, run } from '../../db/statements.js';
+import { run } from '../../db/statements.js';
 import { wake } from '../../delivery/outbox.js';
-import { firstReceipts, lockReceipt, logByPrefix, logByProviderId, uncountedEvent, updateReceipt, type CounterMoves, type ExistingReceipt, type ReceiptState } from './sql.js';
+import { firstReceipts, lockReceipt, logByPrefix, logByProviderId, uncountedEvent, updateReceipts, type CounterMoves, type ExistingReceipt, type ReceiptEvent, type ReceiptRow, type ReceiptState } from './sql.js';
 
 /**
  * Receipts and engagement (platform.md): the one place a recipient's state after its send changes.
@@ -100,104 +100,175 @@ function counts(before: ReceiptState, after: ReceiptState): CounterMoves {
   };
 }
 
-function eventsOf(receipt: Receipt, changes: ReceiptKind[], counted: boolean): string {
-  return jsonRows(
-    changes.map((kind, i) => ({
-      type: EVENT_TYPE[kind],
-      counted,
-      data: { ...(i === 0 ? receipt.data : { impliedBy: receipt.kind }), ...(kind === 'read' && { read: true }), ...(kind === 'failed' && { error: receipt.error }) },
-    })),
-  );
+function eventsOf(receipt: Receipt, changes: ReceiptKind[], counted: boolean): ReceiptEvent[] {
+  return changes.map((kind, i) => ({
+    type: EVENT_TYPE[kind],
+    counted,
+    data: { ...(i === 0 ? receipt.data : { impliedBy: receipt.kind }), ...(kind === 'read' && { read: true }), ...(kind === 'failed' && { error: receipt.error }) },
+  }));
+}
+
+/** A receipt of one recipient. */
+export interface RecipientReceipt {
+  ref: RecipientRef;
+  receipt: Receipt;
 }
 
 /** Records what happened to one recipient of organization `orgId`'s message log. */
 export async function record(db: Db, orgId: string, ref: RecipientRef, receipt: Receipt): Promise<Outcome> {
   if (receipt.scanner) {
-    const [row] = await run(db, uncountedEvent, { orgId, ...ref, at: receipt.at, events: eventsOf(receipt, [receipt.kind], false) });
+    const [row] = await run(db, uncountedEvent, { orgId, ...ref, at: receipt.at, events: JSON.stringify(eventsOf(receipt, [receipt.kind], false)) });
     return row!.known ? 'unchanged' : 'unknown';
   }
-  return (await recordAll(db, orgId, ref.logId, [ref.position], receipt)).get(ref.position)!;
+  return (await recordMany(db, orgId, [{ ref, receipt }]))[0]!;
+}
+
+/** Records the same receipt for several recipients of one log (a provider's batch, the sandbox's simulated deliveries), by position. */
+export async function recordAll(db: Db, orgId: string, logId: string, positions: number[], receipt: Receipt): Promise<Map<number, Outcome>> {
+  const wanted = [...new Set(positions)];
+  const outcomes = await recordMany(db, orgId, wanted.map((position) => ({ ref: { logId, position }, receipt })));
+  return new Map(wanted.map((position, i) => [position, outcomes[i]!]));
 }
 
 /**
- * Records the same receipt for several recipients of one log (a provider's batch, the sandbox's
- * simulated deliveries), by position. Their first receipts are written together in one statement
- * (most recipients have one receipt, or a first one), which also reads the rows of the others. A
- * recipient with a row changes from the state read there in one more statement, unless another
- * receipt changed it in between; then it changes under its lock, so concurrent receipts of one
- * recipient take turns. A receipt that changes nothing in the state read changes nothing in any
- * later one (a time once set stays), so a duplicate writes nothing.
+ * Records receipts (none a scanner's) of recipients of organization `orgId`'s logs, answering each
+ * one's outcome in order. Their first receipts are written together in one statement (most
+ * recipients have one receipt, or a first one), which also reads the rows of the others; those then
+ * change together from the states read there in one more statement, and a recipient another receipt
+ * changed in between changes under its lock, so concurrent receipts of one recipient take turns. A
+ * receipt that changes nothing in the state read changes nothing in any later one (a time once set
+ * stays), so a duplicate writes nothing. Receipts of the same recipient in one call are recorded
+ * one after the other, in order.
  */
-export async function recordAll(db: Db, orgId: string, logId: string, positions: number[], receipt: Receipt): Promise<Map<number, Outcome>> {
-  const wanted = [...new Set(positions)];
-  if (!wanted.length) return new Map();
-  const first = apply(EMPTY, receipt);
-  const [row] = await run(db, firstReceipts, {
-    orgId,
-    logId,
-    positions: wanted,
-    sentBefore: receipt.sentBefore ?? null,
-    at: receipt.at,
-    ...first.after,
-    events: eventsOf(receipt, first.changes, true),
-    ...counts(EMPTY, first.after),
-  });
-  const woken = new Set(row!.webhook_endpoints);
-  const known = new Set(row!.known);
-  const inserted = new Set(row!.inserted);
-  const existing = new Map((row!.existing ?? []).map((r) => [r.position, stateOf(r)]));
-  const outcomes = new Map<number, Outcome>();
-  for (const position of wanted) {
-    const key = { orgId, logId, position };
-    const seen = existing.get(position);
-    if (!known.has(position)) outcomes.set(position, 'unknown');
-    else if (inserted.has(position)) outcomes.set(position, first.changes.length ? 'changed' : 'unchanged');
-    else outcomes.set(position, (seen && (await recordFrom(db, key, seen, receipt, woken))) || (await recordLater(db, key, receipt, woken)));
+export async function recordMany(db: Db, orgId: string, receipts: readonly RecipientReceipt[]): Promise<Outcome[]> {
+  const outcomes: Outcome[] = new Array(receipts.length);
+  const woken = new Set<string>();
+  // Rounds of receipts of distinct recipients: a statement writes a recipient at most once.
+  let pending = receipts.map((_, i) => i);
+  while (pending.length) {
+    const seen = new Set<string>();
+    const round: number[] = [];
+    const later: number[] = [];
+    for (const i of pending) {
+      const key = `${receipts[i]!.ref.logId}:${receipts[i]!.ref.position}`;
+      (seen.has(key) ? later : round).push(i);
+      seen.add(key);
+    }
+    await recordRound(db, orgId, receipts, round, outcomes, woken);
+    pending = later;
   }
   await wake(db, orgId, [...woken]);
   return outcomes;
 }
 
-type RowState = ReceiptState & { campaignId: string | null; recipient: string };
-type RowKey = { orgId: string; logId: string; position: number };
+/** One round of `recordMany`: the receipts `indexes` of `receipts`, each of a recipient of its own. */
+async function recordRound(db: Db, orgId: string, receipts: readonly RecipientReceipt[], indexes: number[], outcomes: Outcome[], woken: Set<string>): Promise<void> {
+  const firsts = indexes.map((i) => {
+    const { ref, receipt } = receipts[i]!;
+    const { after, changes } = apply(EMPTY, receipt);
+    return { i, ref, receipt, changes, row: rowOf(i, ref, receipt, after, EMPTY, changes, { sent_before: receipt.sentBefore ?? null }) };
+  });
+  const [first] = await retried(() => run(db, firstReceipts, { orgId, rows: JSON.stringify(firsts.map((f) => f.row)) }));
+  for (const id of first!.webhook_endpoints ?? []) woken.add(id);
+  const known = new Set(first!.known);
+  const inserted = new Set(first!.inserted);
+  const existing = new Map((first!.existing ?? []).map((r) => [r.i, r]));
+  const updates: ReceiptRow[] = [];
+  const contested: number[] = [];
+  for (const { i, changes } of firsts) {
+    if (!known.has(i)) outcomes[i] = 'unknown';
+    else if (inserted.has(i)) outcomes[i] = changes.length ? 'changed' : 'unchanged';
+    else {
+      const seen = existing.get(i);
+      // No row in the statement's snapshot: another transaction was writing it. Its lock tells.
+      if (!seen) contested.push(i);
+      else {
+        const row = changeOf(i, receipts[i]!, seen);
+        if (row) updates.push(row);
+        else outcomes[i] = 'unchanged';
+      }
+    }
+  }
+  if (updates.length) {
+    const [updated] = await retried(() => run(db, updateReceipts, { orgId, rows: JSON.stringify(updates), locked: false }));
+    for (const id of updated!.webhook_endpoints ?? []) woken.add(id);
+    const done = new Set(updated!.updated);
+    for (const { i } of updates) {
+      if (done.has(i)) outcomes[i] = 'changed';
+      else contested.push(i);
+    }
+  }
+  for (const i of contested) outcomes[i] = await recordLocked(db, orgId, i, receipts[i]!, woken);
+}
 
-/** A row as `firstReceipts` returns it (its times as JSON strings). */
-function stateOf(row: ExistingReceipt): RowState {
+/** The receipt's row for the statements: the state it leaves and its events and counter moves from the state `was` (or null when it changes nothing there). */
+function changeOf(i: number, { ref, receipt }: RecipientReceipt, seen: Omit<ExistingReceipt, 'i'>): ReceiptRow | null {
+  const was = stateOf(seen);
+  const { after, changes } = apply(was, receipt);
+  if (!changes.length) return null;
+  return rowOf(i, ref, receipt, after, was, changes, {
+    campaign_id: seen.campaignId,
+    recipient: seen.recipient,
+    was_delivered_at: seen.deliveredAt,
+    was_read_at: seen.readAt,
+    was_opened_at: seen.openedAt,
+    was_clicked_at: seen.clickedAt,
+    was_failed_at: seen.failedAt,
+    was_error: seen.error,
+  });
+}
+
+function rowOf(i: number, ref: RecipientRef, receipt: Receipt, after: ReceiptState, was: ReceiptState, changes: ReceiptKind[], extra: Partial<ReceiptRow>): ReceiptRow {
+  const moves = counts(was, after);
+  return {
+    i,
+    log_id: ref.logId,
+    position: ref.position,
+    at: receipt.at,
+    delivered_at: after.deliveredAt,
+    read_at: after.readAt,
+    opened_at: after.openedAt,
+    clicked_at: after.clickedAt,
+    failed_at: after.failedAt,
+    error: after.error,
+    events: eventsOf(receipt, changes, true),
+    ...moves,
+    ...extra,
+  };
+}
+
+/** A row as the statements read it (JSON: its times are strings). */
+function stateOf(row: Omit<ExistingReceipt, 'i'>): ReceiptState {
   const at = (t: string | null) => (t === null ? null : new Date(t));
-  return { ...row, deliveredAt: at(row.deliveredAt), readAt: at(row.readAt), openedAt: at(row.openedAt), clickedAt: at(row.clickedAt), failedAt: at(row.failedAt) };
+  return { deliveredAt: at(row.deliveredAt), readAt: at(row.readAt), openedAt: at(row.openedAt), clickedAt: at(row.clickedAt), failedAt: at(row.failedAt), error: row.error };
+}
+
+/** A receipt of a recipient that has a row another receipt is changing: its state changed under the row's lock. */
+function recordLocked(db: Db, orgId: string, i: number, item: RecipientReceipt, woken: Set<string>): Promise<Outcome> {
+  return db.transaction(async (trx) => {
+    const [locked] = await run(trx, lockReceipt, { orgId, ...item.ref });
+    if (!locked) return 'unknown';
+    const row = changeOf(i, item, locked.row);
+    if (!row) return 'unchanged';
+    const [updated] = await run(trx, updateReceipts, { orgId, rows: JSON.stringify([row]), locked: true });
+    for (const id of updated!.webhook_endpoints ?? []) woken.add(id);
+    return 'changed';
+  });
 }
 
 /**
- * A receipt of a recipient whose row was read in state `was` (or is `locked` in it): its outcome, or
- * null when the row changed since. The endpoints its events went to join `woken`.
+ * Runs a statement again when Postgres ended it as one side of a deadlock: a statement of several
+ * campaigns' receipts locks their rows in no particular order, so two of them can wait for each
+ * other. Each statement is atomic: one ended so wrote nothing.
  */
-async function recordFrom(db: Db, key: RowKey, was: RowState, receipt: Receipt, woken: Set<string>, locked = false): Promise<Outcome | null> {
-  const { after, changes } = apply(was, receipt);
-  if (!changes.length) return 'unchanged';
-  const [written] = await run(db, updateReceipt, {
-    ...key,
-    ...after,
-    locked,
-    wasDeliveredAt: was.deliveredAt,
-    wasReadAt: was.readAt,
-    wasOpenedAt: was.openedAt,
-    wasClickedAt: was.clickedAt,
-    wasFailedAt: was.failedAt,
-    wasError: was.error,
-    at: receipt.at,
-    events: eventsOf(receipt, changes, true),
-    ...counts(was, after),
-  });
-  for (const id of written!.webhook_endpoints ?? []) woken.add(id);
-  return written!.n ? 'changed' : null;
-}
-
-/** A receipt of a recipient that has a row: its state changed under the row's lock. */
-function recordLater(db: Db, key: RowKey, receipt: Receipt, woken: Set<string>): Promise<Outcome> {
-  return db.transaction(async (trx) => {
-    const [locked] = await run(trx, lockReceipt, key);
-    return locked ? (await recordFrom(trx, key, locked, receipt, woken, true))! : 'unknown';
-  });
+async function retried<T>(statement: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await statement();
+    } catch (err) {
+      if ((err as { code?: string }).code !== '40P01' || attempt >= attempts) throw err;
+    }
+  }
 }
 
 const CLIENT_ID = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4})([0-9a-f]{8})$/i;

@@ -20,32 +20,39 @@ const LOG = `SELECT m.id, ${CAMPAIGN_OF_LOG} AS campaign_id, ${recipientAt(':pos
              FROM message_logs m
              WHERE m.organization_id = :orgId AND m.id = :logId AND :position BETWEEN 1 AND json_array_length(m.recipients)`;
 
-/** `jsonRows` of events: `{ type, counted, data }`, all at `:at`. */
-const EVENTS = `json_to_recordset(:events::json) AS e(type text, counted boolean, data jsonb)`;
-
-/** SQL: records the events (`:events`) of a recipient, its log, position, campaign and address given as SQL, read from `from` (tables or CTEs) and the events. */
-const insertEvents = (logId: string, position: string, campaignId: string, recipient: string, from: string[] = []) =>
-  `INSERT INTO message_events (organization_id, type, log_id, position, campaign_id, recipient, occurred_at, counted, data)
-   SELECT :orgId, e.type, ${logId}, ${position}, ${campaignId}, ${recipient}, :at::timestamptz, e.counted, e.data
-   FROM ${[...from, EVENTS].join(', ')}
-   RETURNING type, occurred_at, counted, log_id, position, campaign_id, recipient, data`;
-
-/** SQL: CTEs that give the counted events of the CTE `ev` (`insertEvents`) to the outbound webhooks (`delivery/outbox.ts`). */
+/** SQL: CTEs that give the counted events of the CTE `ev` to the outbound webhooks (`delivery/outbox.ts`). */
 const OUTBOX = outboxWrites(`(SELECT ev.type, ev.occurred_at,
                                      jsonb_build_object('logId', ev.log_id, 'position', ev.position, 'recipient', ev.recipient, 'campaignId', ev.campaign_id) || ev.data AS data
                               FROM ev WHERE ev.counted AND ${ANY_ENDPOINT})`);
 
+/** SQL: the receipt rows of `:rows` (`ReceiptRow`s as JSON), as the CTE or subquery `r` reads them. */
+const RECEIPT_ROWS = `json_to_recordset(:rows::json) AS r(i int, log_id uuid, position int, at timestamptz, sent_before timestamptz,
+  campaign_id uuid, recipient text, delivered_at timestamptz, read_at timestamptz, opened_at timestamptz, clicked_at timestamptz,
+  failed_at timestamptz, error text, was_delivered_at timestamptz, was_read_at timestamptz, was_opened_at timestamptz,
+  was_clicked_at timestamptz, was_failed_at timestamptz, was_error text, events json, delivered int, opened int, clicked int)`;
+
+/** SQL: records the events of the changed receipts of the CTE `changed` (each row's `events`: `{ type, counted, data }`, at its `at`). */
+const INSERT_EVENTS = `INSERT INTO message_events (organization_id, type, log_id, position, campaign_id, recipient, occurred_at, counted, data)
+   SELECT :orgId, e.type, ch.log_id, ch.position, ch.campaign_id, ch.recipient, ch.at, e.counted, e.data
+   FROM changed ch, json_to_recordset(ch.events) AS e(type text, counted boolean, data jsonb)
+   RETURNING type, occurred_at, counted, log_id, position, campaign_id, recipient, data`;
+
 /**
- * SQL: moves the counters of the campaign `campaignId` (SQL, read from `from` when given) by
- * `:delivered`, `:opened` and `:clicked` for each of `times` (SQL) recipients; returns its `id` when
- * it moved them (for `announceCounted`), and leaves its row alone (unlocked) when they do not move.
+ * SQL: moves the counters of the campaigns of the changed receipts of the CTE `changed` by their
+ * `delivered`, `opened` and `clicked` (0 or 1 each), summed per campaign; returns each campaign it
+ * moved (`id`, `parent_id`, for `announceCounted`) and leaves the others' rows alone (unlocked).
  */
-const countInCampaign = (campaignId: string, from?: string, times = '1') =>
-  `UPDATE campaigns c SET delivered = c.delivered + :delivered::int * ${times}, opened = c.opened + :opened::int * ${times},
-                          clicked = c.clicked + :clicked::int * ${times}
-   ${from ? `FROM ${from} ` : ''}WHERE c.organization_id = :orgId AND c.id = ${campaignId} AND :delivered::int + :opened::int + :clicked::int > 0
-     AND ${times} > 0
+const COUNT_IN_CAMPAIGNS = `UPDATE campaigns c SET delivered = c.delivered + x.delivered, opened = c.opened + x.opened, clicked = c.clicked + x.clicked
+   FROM (SELECT campaign_id, sum(delivered)::int AS delivered, sum(opened)::int AS opened, sum(clicked)::int AS clicked
+         FROM changed WHERE campaign_id IS NOT NULL GROUP BY campaign_id HAVING sum(delivered + opened + clicked) > 0) x
+   WHERE c.organization_id = :orgId AND c.id = x.campaign_id
    RETURNING c.id, c.parent_id`;
+
+/** SQL: the CTEs shared by the writes of receipts, after `changed`: its events, its counters, their announcement and their webhooks. */
+const AFTER_CHANGES = `ev AS (${INSERT_EVENTS}),
+        counted AS (${COUNT_IN_CAMPAIGNS}),
+        ${announceCounted()},
+        ${OUTBOX}`;
 
 /** A recipient's state as a statement writes it (`null`: not happened). */
 export interface ReceiptState {
@@ -64,50 +71,79 @@ export interface CounterMoves {
   clicked: number;
 }
 
-/** What a receipt writes: the state it leaves, its events (`jsonRows` of `{ type, counted, data }`) and how it moves the counters. */
-type ReceiptWrite = { orgId: string; logId: string; at: Date; events: string } & ReceiptState & CounterMoves;
+/** An event a receipt records: its type, whether it counts, its data. */
+export interface ReceiptEvent {
+  type: string;
+  counted: boolean;
+  data: Record<string, unknown>;
+}
 
 /**
- * The first receipt of some recipients of one log (`:positions`), in one statement: a row for each
- * with what the receipt sets, their events, and their campaign counted once for each (and announced
- * to the API processes, `delivery/sql/progress.ts`). A recipient
- * that has a row already is left as it is (`inserted` lacks it) and its row is returned as the
- * statement saw it (`existing`, `ExistingReceipt` rows; none for a row another transaction was
- * still writing), for the caller to change with `updateReceipt`; a position the log does not have
- * is not `known`, nor any of a log sent at or after `:sentBefore` when it is given.
+ * One receipt of one recipient, as the statements below take it (in `:rows`, JSON with these
+ * names): the recipient (`log_id`, `position`, and once its row is known, its `campaign_id` and
+ * `recipient`), the state the receipt leaves, the state it was read in (`was_…`, for
+ * `updateReceipts`), its events and how it moves its campaign's counters (0 or 1 each). `i` names
+ * the receipt in the answer.
  */
-export const firstReceipts = statement<
-  ReceiptWrite & { positions: number[]; sentBefore: Date | null },
-  { known: number[]; inserted: number[]; existing: ExistingReceipt[] | null; announced: number } & Woken
->(
+export interface ReceiptRow extends CounterMoves {
+  i: number;
+  log_id: string;
+  position: number;
+  at: Date;
+  sent_before?: Date | null;
+  campaign_id?: string | null;
+  recipient?: string;
+  delivered_at: Date | string | null;
+  read_at: Date | string | null;
+  opened_at: Date | string | null;
+  clicked_at: Date | string | null;
+  failed_at: Date | string | null;
+  error: string | null;
+  was_delivered_at?: string | null;
+  was_read_at?: string | null;
+  was_opened_at?: string | null;
+  was_clicked_at?: string | null;
+  was_failed_at?: string | null;
+  was_error?: string | null;
+  events: ReceiptEvent[];
+}
+
+/**
+ * The first receipts of some recipients of the organization's logs (`:rows`, at most one per
+ * recipient), in one statement: a row for each with what its receipt sets, their events, and their
+ * campaigns counted once for each (and announced to the API processes, `delivery/sql/progress.ts`).
+ * A recipient that has a row already is left as it is (`inserted` lacks it) and its row is returned
+ * as the statement saw it (`existing`, `ExistingReceipt` rows, times exactly as stored; none for a
+ * row another transaction was still writing), for the caller to change with `updateReceipts`; a
+ * receipt whose log and position the organization does not have is not `known`, nor one whose log
+ * was written at or after its `sent_before`.
+ */
+export const firstReceipts = statement<{ orgId: string; rows: string }, { known: number[]; inserted: number[]; existing: ExistingReceipt[] | null; announced: number } & Woken>(
   'herald_receipts_first',
   `WITH ${WEBHOOK_ENDPOINTS},
-        log AS (SELECT m.id, ${CAMPAIGN_OF_LOG} AS campaign_id, m.recipients FROM message_logs m
-               WHERE m.organization_id = :orgId AND m.id = :logId AND m.created_at < coalesce(:sentBefore::timestamptz, 'infinity')),
-        pos AS (SELECT p.position, ${recipientAt('p.position', 'log')} AS recipient
-                FROM log, unnest(:positions::int[]) AS p(position)
-                WHERE p.position BETWEEN 1 AND json_array_length(log.recipients)),
+        pos AS (SELECT r.i, r.log_id, r.position, r.at, ${CAMPAIGN_OF_LOG} AS campaign_id, ${recipientAt('r.position')} AS recipient,
+                       r.delivered_at, r.read_at, r.opened_at, r.clicked_at, r.failed_at, r.error, r.events, r.delivered, r.opened, r.clicked
+                FROM ${RECEIPT_ROWS}
+                JOIN message_logs m ON m.organization_id = :orgId AND m.id = r.log_id
+                WHERE m.created_at < coalesce(r.sent_before, 'infinity') AND r.position BETWEEN 1 AND json_array_length(m.recipients)),
         ins AS (
           INSERT INTO recipient_receipts (organization_id, log_id, position, campaign_id, delivered_at, read_at, opened_at, clicked_at, failed_at, delivery_error)
-          SELECT :orgId, log.id, pos.position, log.campaign_id, :deliveredAt::timestamptz, :readAt::timestamptz, :openedAt::timestamptz, :clickedAt::timestamptz,
-                 :failedAt::timestamptz, :error::text
-          FROM log, pos
+          SELECT :orgId, pos.log_id, pos.position, pos.campaign_id, pos.delivered_at, pos.read_at, pos.opened_at, pos.clicked_at, pos.failed_at, pos.error
+          FROM pos
           ON CONFLICT (organization_id, log_id, position) DO NOTHING
-          RETURNING position),
-        ev AS (${insertEvents('log.id', 'ins.position', 'log.campaign_id', 'pos.recipient', ['log', 'ins JOIN pos ON pos.position = ins.position'])}),
-        counted AS (${countInCampaign('log.campaign_id', 'log, (SELECT count(*)::int AS n FROM ins) inserted', 'inserted.n')}),
-        ${announceCounted()},
+          RETURNING log_id, position),
+        changed AS (SELECT pos.* FROM pos JOIN ins ON ins.log_id = pos.log_id AND ins.position = pos.position),
+        ${AFTER_CHANGES},
         -- Rows there before this statement (its snapshot): the state their next change starts from.
-        existing AS (SELECT pos.position, pos.recipient, r.campaign_id AS "campaignId", r.delivered_at AS "deliveredAt", r.read_at AS "readAt",
-                            r.opened_at AS "openedAt", r.clicked_at AS "clickedAt", r.failed_at AS "failedAt", r.delivery_error AS error
-                     FROM pos JOIN recipient_receipts r ON r.organization_id = :orgId AND r.log_id = :logId AND r.position = pos.position),
-        ${OUTBOX}
-   SELECT coalesce((SELECT array_agg(position::int) FROM pos), '{}') AS known, coalesce((SELECT array_agg(position::int) FROM ins), '{}') AS inserted,
+        existing AS (SELECT pos.i, pos.recipient, rr.campaign_id AS "campaignId", rr.delivered_at AS "deliveredAt", rr.read_at AS "readAt",
+                            rr.opened_at AS "openedAt", rr.clicked_at AS "clickedAt", rr.failed_at AS "failedAt", rr.delivery_error AS error
+                     FROM pos JOIN recipient_receipts rr ON rr.organization_id = :orgId AND rr.log_id = pos.log_id AND rr.position = pos.position)
+   SELECT coalesce((SELECT array_agg(i) FROM pos), '{}') AS known, coalesce((SELECT array_agg(i) FROM changed), '{}') AS inserted,
           (SELECT json_agg(existing) FROM existing) AS existing, ${ANNOUNCED}, ${WOKEN}`,
 );
 
 /** A recipient's stored receipts, as the message log shows them. */
-export interface ReceiptRow {
+export interface StoredReceipt {
   log_id: string;
   position: number;
   delivered_at: Date | null;
@@ -117,57 +153,56 @@ export interface ReceiptRow {
   delivery_error: string | null;
 }
 
-/** A recipient's row as `firstReceipts` read it (JSON: its times are ISO strings). */
-export type ExistingReceipt = { position: number; campaignId: string | null; recipient: string } & { [K in keyof ReceiptState]: string | null };
+/** A recipient's row as `firstReceipts` or `lockReceipt` read it (JSON: its times are strings, exactly as stored). */
+export type ExistingReceipt = { i: number; campaignId: string | null; recipient: string } & { [K in keyof ReceiptState]: string | null };
 
-/** A recipient's row, locked until the transaction ends: its state, campaign and address. */
-export const lockReceipt = statement<{ orgId: string; logId: string; position: number }, ReceiptState & { campaignId: string | null; recipient: string }>(
+/** A recipient's row, locked until the transaction ends: its state (as JSON, times exactly as stored), campaign and address. */
+export const lockReceipt = statement<{ orgId: string; logId: string; position: number }, { row: Omit<ExistingReceipt, 'i'> }>(
   'herald_receipts_lock',
-  `SELECT r.campaign_id AS "campaignId", ${recipientAt(':position')} AS recipient, r.delivered_at AS "deliveredAt", r.read_at AS "readAt",
-          r.opened_at AS "openedAt", r.clicked_at AS "clickedAt", r.failed_at AS "failedAt", r.delivery_error AS error
+  `SELECT json_build_object('campaignId', r.campaign_id, 'recipient', ${recipientAt(':position')}, 'deliveredAt', r.delivered_at, 'readAt', r.read_at,
+                            'openedAt', r.opened_at, 'clickedAt', r.clicked_at, 'failedAt', r.failed_at, 'error', r.delivery_error) AS row
    FROM recipient_receipts r
    JOIN message_logs m ON m.organization_id = :orgId AND m.id = r.log_id
    WHERE r.organization_id = :orgId AND r.log_id = :logId AND r.position = :position
    FOR UPDATE OF r`,
 );
 
-/** The state a recipient's row was read in (`updateReceipt` changes it only from that state). */
-type WasState = { [K in keyof ReceiptState as `was${Capitalize<K>}`]: ReceiptState[K] };
-
 /**
- * A recipient's new state, its events and its campaign's counters, in one statement: under the
- * row's lock (`:locked`), or when its row is still in the state it was read in (`was…`); `n` is 0,
- * and nothing is written, when another receipt changed it since (the caller then takes `lockReceipt`).
- * A campaign it counts is announced, as `firstReceipts` announces it.
+ * Recipients' new states (`:rows`, at most one per recipient), their events and their campaigns'
+ * counters, in one statement: each row changes under its lock (`:locked`) or when it is still in
+ * the state it was read in (its `was_…`), and is then `updated`; one another receipt changed since
+ * is not (nothing of it is written, and the caller takes `lockReceipt`). A time once set stays:
+ * each is set only where it was not. A campaign it counts is announced, as `firstReceipts` does.
  */
-export const updateReceipt = statement<
-  ReceiptWrite & WasState & { locked: boolean; position: number; campaignId: string | null; recipient: string },
-  { n: number; announced: number } & Woken
->(
+export const updateReceipts = statement<{ orgId: string; rows: string; locked: boolean }, { updated: number[]; announced: number } & Woken>(
   'herald_receipts_update',
   `WITH ${WEBHOOK_ENDPOINTS},
+        r AS (SELECT * FROM ${RECEIPT_ROWS}),
         upd AS (
-          UPDATE recipient_receipts r
-          SET delivered_at = :deliveredAt::timestamptz, read_at = :readAt::timestamptz, opened_at = :openedAt::timestamptz,
-              clicked_at = :clickedAt::timestamptz, failed_at = :failedAt::timestamptz, delivery_error = :error::text,
+          UPDATE recipient_receipts rr
+          SET delivered_at = coalesce(rr.delivered_at, r.delivered_at), read_at = coalesce(rr.read_at, r.read_at),
+              opened_at = coalesce(rr.opened_at, r.opened_at), clicked_at = coalesce(rr.clicked_at, r.clicked_at),
+              failed_at = coalesce(rr.failed_at, r.failed_at), delivery_error = coalesce(rr.delivery_error, r.error),
               updated_at = date_trunc('milliseconds', now())
-          WHERE r.organization_id = :orgId AND r.log_id = :logId AND r.position = :position
-            AND (:locked::boolean OR r.delivered_at IS NOT DISTINCT FROM :wasDeliveredAt::timestamptz AND r.read_at IS NOT DISTINCT FROM :wasReadAt::timestamptz
-            AND r.opened_at IS NOT DISTINCT FROM :wasOpenedAt::timestamptz AND r.clicked_at IS NOT DISTINCT FROM :wasClickedAt::timestamptz
-            AND r.failed_at IS NOT DISTINCT FROM :wasFailedAt::timestamptz AND r.delivery_error IS NOT DISTINCT FROM :wasError::text)
-          RETURNING r.log_id),
-        ev AS (${insertEvents(':logId::uuid', ':position', ':campaignId::uuid', ':recipient::text', ['upd'])}),
-        counted AS (${countInCampaign(':campaignId::uuid', 'upd')}),
-        ${announceCounted()},
-        ${OUTBOX}
-   SELECT (SELECT count(*)::int FROM upd) AS n, ${ANNOUNCED}, ${WOKEN}`,
+          FROM r
+          WHERE rr.organization_id = :orgId AND rr.log_id = r.log_id AND rr.position = r.position
+            AND (:locked::boolean OR rr.delivered_at IS NOT DISTINCT FROM r.was_delivered_at AND rr.read_at IS NOT DISTINCT FROM r.was_read_at
+            AND rr.opened_at IS NOT DISTINCT FROM r.was_opened_at AND rr.clicked_at IS NOT DISTINCT FROM r.was_clicked_at
+            AND rr.failed_at IS NOT DISTINCT FROM r.was_failed_at AND rr.delivery_error IS NOT DISTINCT FROM r.was_error)
+          RETURNING rr.log_id, rr.position),
+        changed AS (SELECT r.* FROM r JOIN upd ON upd.log_id = r.log_id AND upd.position = r.position),
+        ${AFTER_CHANGES}
+   SELECT coalesce((SELECT array_agg(i) FROM changed), '{}') AS updated, ${ANNOUNCED}, ${WOKEN}`,
 );
 
 /** An event that changes nothing (a scanner's open or click): recorded, not counted; none for an unknown log or position. */
 export const uncountedEvent = statement<{ orgId: string; logId: string; position: number; at: Date; events: string }, { known: number }>(
   'herald_receipts_uncounted',
   `WITH log AS (${LOG}),
-        ev AS (${insertEvents('log.id', ':position', 'log.campaign_id', 'log.recipient', ['log'])})
+        ev AS (INSERT INTO message_events (organization_id, type, log_id, position, campaign_id, recipient, occurred_at, counted, data)
+               SELECT :orgId, e.type, log.id, :position, log.campaign_id, log.recipient, :at::timestamptz, e.counted, e.data
+               FROM log, json_to_recordset(:events::json) AS e(type text, counted boolean, data jsonb)
+               RETURNING 1)
    SELECT (SELECT count(*) FROM log)::int AS known`,
 );
 
@@ -189,7 +224,7 @@ export const logByProviderId = statement<{ orgId: string; providerId: string }, 
 );
 
 /** The receipts of some logs' recipients, for showing them. */
-export const receiptsOfLogs = statement<{ orgId: string; logIds: string[] }, ReceiptRow>(
+export const receiptsOfLogs = statement<{ orgId: string; logIds: string[] }, StoredReceipt>(
   'herald_receipts_of_logs',
   `SELECT log_id, position, delivered_at, read_at, opened_at, clicked_at, delivery_error
    FROM recipient_receipts WHERE organization_id = :orgId AND log_id = ANY(:logIds::uuid[])`,

@@ -4,6 +4,7 @@ import type { Db } from '../../db/database.js';
 import { tenant } from '../../db/tenant.js';
 import { readTrackingToken, type TrackingToken } from '../../delivery/tracking-tokens.js';
 import { methodNotAllowed, notFound } from '../../lib/errors.js';
+import { ReceiptBatcher } from './batcher.js';
 import { record, type Outcome, type Receipt } from './service.js';
 
 /**
@@ -61,11 +62,14 @@ const agentOf = (req: Request) => (req.get('user-agent') ?? '').slice(0, MAX_AGE
 export function trackingRouter(deps: Pick<Deps, 'config' | 'db' | 'log'>): Router {
   const router = Router();
   const read = (req: Request) => readTrackingToken(deps.config.jwtSecret, String(req.params.token));
+  // Readers' opens and clicks arrive one per request, many at once after a campaign: written together.
+  const batcher = new ReceiptBatcher(deps.db);
 
   /** Records the receipt; an unknown log is ignored, and a failure never reaches the reader (its outcome is then null). */
   async function recordSafely(token: TrackingToken, receipt: Receipt): Promise<Outcome | null> {
     try {
-      return await record(deps.db, token.orgId, { logId: token.logId, position: token.position }, receipt);
+      const ref = { logId: token.logId, position: token.position };
+      return await (receipt.scanner ? record(deps.db, token.orgId, ref, receipt) : batcher.record(token.orgId, ref, receipt));
     } catch (err) {
       deps.log.warn({ err, logId: token.logId }, `tracking: recording an ${token.kind} failed`);
       return null;

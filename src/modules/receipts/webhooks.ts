@@ -8,7 +8,8 @@ import { badRequest, forbidden, methodNotAllowed, notFound, unauthorized } from 
 import { isUuid } from '../../lib/ids.js';
 import { macOf, sameText } from '../../lib/signed-tokens.js';
 import { replied } from '../consent/service.js';
-import { record, recipientByProviderId, recipientByReference, type Receipt, type RecipientRef } from './service.js';
+import { ReceiptBatcher } from './batcher.js';
+import { recipientByProviderId, recipientByReference, type Receipt, type RecipientRef } from './service.js';
 
 /**
  * The providers' receipts (platform.md, "Receipts and engagement"; providers.md, "Receipts from
@@ -86,7 +87,7 @@ function gatewayTime(value: unknown): Date {
   return roundTrips ? at : new Date();
 }
 
-async function whatsappStatus(db: Db, orgId: string, status: Record<string, unknown>): Promise<void> {
+async function whatsappStatus(db: Db, receipts: ReceiptBatcher, orgId: string, status: Record<string, unknown>): Promise<void> {
   const name = str(status.status);
   const kind = name ? WHATSAPP_KINDS[name] : undefined;
   if (!kind) return; // `sent` adds nothing to what the send recorded
@@ -94,7 +95,7 @@ async function whatsappStatus(db: Db, orgId: string, status: Record<string, unkn
   if (!ref) return;
   const first = arrayOf(status.errors).find(isObject);
   const reason = first && (str(first.title) ?? str(first.message));
-  await record(db, orgId, ref, {
+  await receipts.record(orgId, ref, {
     kind,
     at: unixTime(status.timestamp),
     ...(kind === 'failed' && { error: `WhatsApp: ${(reason ?? 'not delivered').slice(0, 500)}` }),
@@ -114,13 +115,13 @@ function isSmsReport(v: unknown): v is Record<string, unknown> {
   return isObject(v) && str(v.status) !== undefined;
 }
 
-async function smsReport(db: Db, orgId: string, report: Record<string, unknown>): Promise<void> {
+async function smsReport(db: Db, receipts: ReceiptBatcher, orgId: string, report: Record<string, unknown>): Promise<void> {
   const ref = await recipientOf(db, orgId, str(report.clientsmsid), str(report.messageid));
   if (!ref) return;
   const status = str(report.status)!;
   const delivered = status === 'DeliveredToTerminal';
   const reason = str(report.description)?.trim() || status;
-  await record(db, orgId, ref, {
+  await receipts.record(orgId, ref, {
     kind: delivered ? 'delivered' : 'failed',
     at: gatewayTime(report.timestamp),
     ...(!delivered && { error: `SMS: ${reason.slice(0, 500)}` }),
@@ -137,6 +138,8 @@ export function receiptsRouter(deps: Pick<Deps, 'config' | 'db'>): Router {
   const router = Router();
   const WHATSAPP = '/webhooks/whatsapp/:orgId';
   const SMS = '/webhooks/sms/:orgId/:token';
+  // Receipts arrive one or a few per request, many requests at once while a campaign is delivered: written together.
+  const receipts = new ReceiptBatcher(deps.db);
 
   router.get(WHATSAPP, async (req, res: Response) => {
     const creds = await credentialsOf(deps, String(req.params.orgId));
@@ -160,7 +163,7 @@ export function receiptsRouter(deps: Pick<Deps, 'config' | 'db'>): Router {
     for (const entry of arrayOf(body.entry).filter(isObject)) {
       for (const change of arrayOf(entry.changes).filter(isObject)) {
         const value = isObject(change.value) ? change.value : {};
-        for (const status of arrayOf(value.statuses).filter(isObject)) await whatsappStatus(deps.db, orgId, status);
+        await Promise.all(arrayOf(value.statuses).filter(isObject).map((status) => whatsappStatus(deps.db, receipts, orgId, status)));
         for (const message of arrayOf(value.messages).filter(isObject)) await whatsappReply(deps.db, orgId, message);
       }
     }
@@ -180,7 +183,7 @@ export function receiptsRouter(deps: Pick<Deps, 'config' | 'db'>): Router {
       const reports = Array.isArray(body) ? body : [body];
       if (!reports.length || !reports.every(isSmsReport)) throw badRequest('Send a delivery report object, or an array of them, each with a status');
       const orgId = String(req.params.orgId).toLowerCase();
-      for (const report of reports) await smsReport(deps.db, orgId, report);
+      await Promise.all(reports.map((report) => smsReport(deps.db, receipts, orgId, report)));
       res.status(200).json({ ok: true });
     },
   );
