@@ -136,8 +136,7 @@ function groupsCells(names: Map<string, string>): (ids: string | undefined) => s
         if (name) named.push(name);
       }
       cell = csvCell(named.sort().join(LIST_SEPARATOR));
-      // Kept under a copy of the ids: the ids are a slice of their page's memberships, and would keep all of them.
-      if (cells.size < GROUP_CELLS_KEPT) cells.set(Buffer.from(ids, 'latin1').toString('latin1'), cell);
+      if (cells.size < GROUP_CELLS_KEPT) cells.set(ids, cell);
     }
     return cell;
   };
