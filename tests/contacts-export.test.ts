@@ -8,7 +8,6 @@ import { redactUrl } from '../src/http/app.js';
 import { errorHandler } from '../src/http/errors.js';
 import { restRouter } from '../src/http/rest.js';
 import { exportToken } from '../src/modules/contacts/export-links.js';
-import { pageMemberships } from '../src/modules/contacts/queries.js';
 import type { Herald } from '../src/server.js';
 import { makeContact, makeGroup } from './helpers/contacts-groups.js';
 import { expectError, expectValidation } from './helpers/expect.js';
@@ -231,19 +230,6 @@ describe('GET /contacts/export', () => {
     await explain.connect();
     try {
       await expectEachWithOrganization(explain, statements, org.orgId);
-    } finally {
-      await explain.end();
-    }
-  });
-
-  test("a page's memberships (a named statement, beside knex's) stay with the organization", async () => {
-    const group = await makeGroup(api, admin);
-    const contact = await makeContact(api, admin, { groups: [group._id] });
-    const params = { orgId: org.orgId, contactIds: `{${contact._id}}` };
-    const explain = new pg.Client({ connectionString: process.env.HERALD_TEST_DATABASE_URL });
-    await explain.connect();
-    try {
-      await expectEachWithOrganization(explain, [{ sql: pageMemberships.text, bindings: pageMemberships.order.map((key) => params[key]) }], org.orgId);
     } finally {
       await explain.end();
     }

@@ -7,12 +7,11 @@
 const NEEDS_QUOTES = /[",\r\n]/;
 const QUOTE = /"/g;
 
-/** One cell as written in a record (the export builds its records from cells itself, a row at a time). */
-export const csvCell = (value: string | null | undefined) => (value == null ? '' : NEEDS_QUOTES.test(value) ? `"${value.replace(QUOTE, '""')}"` : value);
+const cell = (value: string | null | undefined) => (value == null ? '' : NEEDS_QUOTES.test(value) ? `"${value.replace(QUOTE, '""')}"` : value);
 
 /** One record: the first `width` cells of `cells` (all of them by default). */
 export function csvRecord(cells: readonly (string | null | undefined)[], width = cells.length): string {
-  let out = csvCell(cells[0]);
-  for (let i = 1; i < width; i++) out += `,${csvCell(cells[i])}`;
+  let out = cell(cells[0]);
+  for (let i = 1; i < width; i++) out += `,${cell(cells[i])}`;
   return `${out}\n`;
 }

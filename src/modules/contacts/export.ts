@@ -1,27 +1,15 @@
 import { Readable } from 'node:stream';
 import { z } from 'zod';
 import type { Db } from '../../db/database.js';
-import { run } from '../../db/statements.js';
 import { tenant, type Tenant } from '../../db/tenant.js';
 import type { Download } from '../../lib/download.js';
 import { badRequest, unauthorized } from '../../lib/errors.js';
 import { parse } from '../../lib/validation.js';
 import { operation, type Operation } from '../../operation.js';
 import type { Caller } from '../auth/caller.js';
-import {
-  CONSENT_CHANNELS,
-  CONTACT_FIELDS,
-  CREATED_AT_COLUMN,
-  exportHeader,
-  GROUPS_COLUMN,
-  ID_COLUMN,
-  LIST_SEPARATOR,
-  subscriptionColumn,
-  UPDATED_AT_COLUMN,
-} from './csv-columns.js';
-import { csvCell, csvRecord } from './csv-records.js';
+import { CONSENT_CHANNELS, exportHeader, GROUPS_COLUMN, LIST_SEPARATOR } from './csv-columns.js';
+import { csvRecord } from './csv-records.js';
 import { EXPORT_LINK_LIFETIME_MS, exportToken, readExportToken, type ExportLink } from './export-links.js';
-import { pageMemberships } from './queries.js';
 import { filterInput, matching, READ, type ContactFilter } from './service.js';
 
 /**
@@ -29,16 +17,11 @@ import { filterInput, matching, READ, type ContactFilter } from './service.js';
  * in the vocabulary of csv-columns.ts (so a file exported imports again unchanged), newest first.
  * Read in keyset pages of `PAGE_ROWS`, each a short query of its own, the next one read while the
  * client takes this one: memory holds two pages whatever the organization's size, and a client that
- * reads slowly holds no connection while it does. A page's memberships are one statement of their own
- * (`pageMemberships`), on a second connection while the next page's contacts are read on the first:
- * looking them up is as much of Postgres's work as reading the contacts.
+ * reads slowly holds no connection while it does. Most of the time goes to each contact's groups (one
+ * lookup of the memberships' primary key per contact): see bench/export.ts.
  */
 
 const PAGE_ROWS = 5000;
-/** Combinations of groups whose cell is kept (contacts share few of them; more are written anew). */
-const GROUP_CELLS_KEPT = 10_000;
-/** The length of a uuid as text: `pageMemberships` answers ids side by side. */
-const UUID_TEXT = 36;
 
 /** The attribute keys of the matching contacts, sorted: one column each. */
 async function attributeKeys(t: Tenant, filter: ContactFilter): Promise<string[]> {
@@ -64,20 +47,13 @@ interface Keyset {
 }
 
 /**
- * Where the values are in a page's row: the id, the contact's six fields (`name` to `tags`, as in
- * the header), its consent (one bit per channel of `CONSENT_CHANNELS`, set when it left), one value
- * per attribute key, then its times (seconds since the epoch, made ISO 8601 here: cheaper than
- * Postgres's `to_char`) and its `created_at` in full precision, where the next page starts.
+ * One page of rows as arrays, every value already text but the times (seconds since the epoch, made
+ * ISO 8601 here: cheaper than Postgres's `to_char`) and the groups (their ids, named here): the
+ * memberships are read by their primary key, and a join to the groups for their names cost as much
+ * again. The last value is the row's `created_at` in full precision, where the next page starts.
  */
-const FIELDS_END = 7;
-const CONSENT = 7;
-const ATTRIBUTES = 8;
-
-type Row = (string | number | null)[];
-
-/** One page of rows as arrays, in the layout above. */
 async function pageQuery(t: Tenant, filter: ContactFilter, keys: string[], after: Keyset | null): Promise<Row[]> {
-  const { db } = t;
+  const { db, orgId } = t;
   const columns = [
     db.raw('contacts.id::text'),
     'contacts.name',
@@ -86,7 +62,9 @@ async function pageQuery(t: Tenant, filter: ContactFilter, keys: string[], after
     'contacts.country_code',
     'contacts.company',
     db.raw('array_to_string(contacts.tags, ?)', [LIST_SEPARATOR]),
-    db.raw(CONSENT_CHANNELS.map((_, i) => `CASE WHEN (contacts.unsubscribed -> ?::text) IS NULL THEN 0 ELSE ${1 << i} END`).join(' + '), [...CONSENT_CHANNELS]),
+    // Filtered by the organization itself, not only by the outer row's (see dto.ts).
+    db.raw(`(SELECT string_agg(cg.group_id::text, ',') FROM contact_groups cg WHERE cg.organization_id = ? AND cg.contact_id = contacts.id)`, [orgId]),
+    ...CONSENT_CHANNELS.map((channel) => db.raw(`CASE WHEN (contacts.unsubscribed -> ?::text) IS NULL THEN 'subscribed' ELSE 'unsubscribed' END`, [channel])),
     // A string as it is; a number or a boolean as its JSON text, which an import reads back as one.
     ...keys.map((key) => db.raw('contacts.attributes ->> ?::text', [key])),
     db.raw(`date_part('epoch', contacts.created_at)`),
@@ -107,136 +85,44 @@ async function pageQuery(t: Tenant, filter: ContactFilter, keys: string[], after
   return (await q) as unknown as Row[];
 }
 
-/** The ids of the groups of each contact of a page that has any, side by side (`pageMemberships`). */
-async function pageGroups(t: Tenant, rows: Row[]): Promise<Map<string, string>> {
-  // One array literal (uuids need no quoting): cheaper to send than a list the driver escapes element by element.
-  const contactIds = `{${rows.map((r) => r[0] as string).join(',')}}`;
-  const [row] = await run(t.db, pageMemberships, { orgId: t.orgId, contactIds });
-  const groups = new Map<string, string>();
-  const text = row?.memberships ?? '';
-  for (let at = 0; at < text.length; at += 2 * UUID_TEXT) {
-    const contactId = text.slice(at, at + UUID_TEXT);
-    const groupId = text.slice(at + UUID_TEXT, at + 2 * UUID_TEXT);
-    const before = groups.get(contactId);
-    groups.set(contactId, before === undefined ? groupId : before + groupId);
+type Row = (string | number | null)[];
+
+/** Where the groups are in a row (as in the header: before the attributes, so the same for any keys). */
+const GROUPS = exportHeader([]).indexOf(GROUPS_COLUMN);
+const iso = (epochSeconds: number) => new Date(Math.round(epochSeconds * 1000)).toISOString();
+
+/** The CSV text of a page's rows (`width` cells each: the header's). */
+function pageText(rows: Row[], width: number, names: Map<string, string>): string {
+  let text = '';
+  for (const row of rows) {
+    const ids = row[GROUPS] as string | null;
+    row[GROUPS] = ids && ids.split(',').map((id) => names.get(id) ?? '').filter(Boolean).sort().join(LIST_SEPARATOR);
+    row[width - 2] = iso(row[width - 2] as number);
+    row[width - 1] = iso(row[width - 1] as number);
+    text += csvRecord(row as string[], width);
   }
-  return groups;
-}
-
-/** The groups cell of a contact's group ids (their names, sorted), written once per combination met. */
-function groupsCells(names: Map<string, string>): (ids: string | undefined) => string {
-  const cells = new Map<string, string>();
-  return (ids) => {
-    if (ids === undefined) return '';
-    let cell = cells.get(ids);
-    if (cell === undefined) {
-      const named: string[] = [];
-      for (let at = 0; at < ids.length; at += UUID_TEXT) {
-        const name = names.get(ids.slice(at, at + UUID_TEXT));
-        if (name) named.push(name);
-      }
-      cell = csvCell(named.sort().join(LIST_SEPARATOR));
-      if (cells.size < GROUP_CELLS_KEPT) cells.set(ids, cell);
-    }
-    return cell;
-  };
-}
-
-/** The consent cells of each value of a row's consent bits. */
-const CONSENT_CELLS = Array.from({ length: 1 << CONSENT_CHANNELS.length }, (_, bits) =>
-  CONSENT_CHANNELS.map((_, i) => (bits & (1 << i) ? 'unsubscribed' : 'subscribed')).join(','),
-);
-
-/**
- * ISO 8601 of seconds since the epoch, to the millisecond, as `toISOString` writes it; the date and
- * time of day written once per second met (the rows of an import share their seconds).
- */
-function isoTimes(): (epochSeconds: number) => string {
-  let second = NaN;
-  let head = '';
-  return (epochSeconds) => {
-    const ms = Math.round(epochSeconds * 1000);
-    const s = Math.floor(ms / 1000);
-    if (s !== second) {
-      head = new Date(s * 1000).toISOString().slice(0, -4);
-      second = s;
-    }
-    const fraction = ms - s * 1000;
-    return `${head}${fraction < 10 ? '00' : fraction < 100 ? '0' : ''}${fraction}Z`;
-  };
-}
-
-/** The header's layout is the rows': what `pageWriter` writes where. */
-const LAYOUT = [ID_COLUMN, ...CONTACT_FIELDS, GROUPS_COLUMN, ...CONSENT_CHANNELS.map(subscriptionColumn), CREATED_AT_COLUMN, UPDATED_AT_COLUMN];
-if (exportHeader([]).join() !== LAYOUT.join()) throw new Error('the export writes its rows in another order than its header');
-
-/** What a record takes, to begin with: a page's bytes grow when its records are longer. */
-const RECORD_BYTES = 256;
-
-/**
- * Writes a page's rows as CSV records, each into the page's bytes as it is made: one string for the
- * whole page, made bytes at the end, took twice as long.
- */
-function pageWriter(names: Map<string, string>, keys: number): (head: string, rows: Row[], groups: Map<string, string>) => Buffer {
-  const groupsCell = groupsCells(names);
-  const created = isoTimes();
-  const updated = isoTimes();
-  const times = ATTRIBUTES + keys;
-  return (head, rows, groups) => {
-    let bytes = Buffer.allocUnsafe(rows.length * RECORD_BYTES + head.length * 3);
-    let used = bytes.write(head);
-    for (const row of rows) {
-      let record = row[0] as string;
-      for (let i = 1; i < FIELDS_END; i++) record += `,${csvCell(row[i] as string | null)}`;
-      record += `,${groupsCell(groups.get(row[0] as string))},${CONSENT_CELLS[row[CONSENT] as number]}`;
-      for (let i = ATTRIBUTES; i < times; i++) record += `,${csvCell(row[i] as string | null)}`;
-      record += `,${created(row[times] as number)},${updated(row[times + 1] as number)}\n`;
-      // Three bytes at most per UTF-16 unit.
-      if (used + record.length * 3 > bytes.length) {
-        const grown = Buffer.allocUnsafe(Math.max(2 * bytes.length, used + record.length * 3));
-        bytes.copy(grown, 0, 0, used);
-        bytes = grown;
-      }
-      used += bytes.write(record, used);
-    }
-    return bytes.subarray(0, used);
-  };
-}
-
-/** A page's rows, and the groups of its contacts read after them. */
-interface Page {
-  rows: Promise<Row[]>;
-  groups: Promise<Map<string, string>>;
-}
-
-function readPage(t: Tenant, filter: ContactFilter, keys: string[], after: Keyset | null): Page {
-  const rows = pageQuery(t, filter, keys, after);
-  const groups = rows.then((r) => pageGroups(t, r));
-  // A page the client never takes still settles (its error is the generator's to throw, not an unhandled one).
-  rows.catch(() => undefined);
-  groups.catch(() => undefined);
-  return { rows, groups };
+  return text;
 }
 
 /**
  * The file, a page at a time, the next page read while this one is sent: the header row comes with
  * the first page, so that the work that can fail (the first queries) is done before anything is sent.
  */
-async function* csvPages(db: Db, orgId: string, filter: ContactFilter): AsyncGenerator<Buffer> {
+async function* csvPages(db: Db, orgId: string, filter: ContactFilter): AsyncGenerator<string> {
   const t = tenant(db, orgId);
   const [keys, names] = await Promise.all([attributeKeys(t, filter), groupNames(t)]);
-  const write = pageWriter(names, keys.length);
-  const keyset = ATTRIBUTES + keys.length + 2;
+  const width = exportHeader(keys).length;
   let head = csvRecord(exportHeader(keys));
-  let next: Page | null = readPage(t, filter, keys, null);
+  let next: Promise<Row[]> | null = pageQuery(t, filter, keys, null);
   while (next) {
-    const rows: Row[] = await next.rows;
+    const rows: Row[] = await next;
     const last = rows[rows.length - 1];
-    // The next page's contacts are read while this page's groups are.
-    const following = rows.length === PAGE_ROWS ? readPage(t, filter, keys, { createdAt: last![keyset] as string, id: last![0] as string }) : null;
-    yield write(head, rows, await next.groups);
+    // The next page is on its way while this one is written out.
+    next = rows.length === PAGE_ROWS ? pageQuery(t, filter, keys, { createdAt: last![width] as string, id: last![0] as string }) : null;
+    // A page the client never takes still settles (its error is the generator's to throw, not an unhandled one).
+    next?.catch(() => undefined);
+    yield head + pageText(rows, width, names);
     head = '';
-    next = following;
   }
 }
 

@@ -1,6 +1,5 @@
 import { decodeCursor, DEFAULT_LIMIT, encodeCursor, MAX_LIMIT, type Page, type PageRequest } from '../../db/pagination.js';
 import type { Db } from '../../db/database.js';
-import { statement } from '../../db/statements.js';
 import { badRequest } from '../../lib/errors.js';
 import { contactColumns, toContactDto, type ContactDto, type ContactRow } from './dto.js';
 
@@ -48,16 +47,3 @@ export async function contactsOfGroups(
   }
   return pages;
 }
-
-/**
- * The memberships of some of the organization's contacts (an export's page, its ids as one array
- * literal `{id,id,...}`), in one text: each membership as its contact's id then its group's id (36
- * characters each), in no order. One search of the memberships' primary key per contact, as a
- * subquery per row takes, but on a connection of its own, and one value to read for the page.
- */
-export const pageMemberships = statement<{ orgId: string; contactIds: string }, { memberships: string | null }>(
-  'herald_contacts_page_memberships',
-  `SELECT string_agg(cg.contact_id::text || cg.group_id::text, '') AS memberships
-   FROM contact_groups cg
-   WHERE cg.organization_id = :orgId AND cg.contact_id = ANY(:contactIds::uuid[])`,
-);
