@@ -326,9 +326,14 @@ describe('automated campaigns', () => {
     // Jon leaves SMS before his delay has passed.
     await api.put(`/contacts/${jon._id}`, { subscriptions: { sms: 'unsubscribed' } }, auth(org));
     expect(await recipientsOf(org, c._id)).toEqual([]);
-    const runs = await waitFor(() => runsOf(org, c._id), (r) => r.length > 0 && r.every((x) => x.status === 'completed'), 20_000);
-    expect(runs).toHaveLength(1);
-    expect(runs[0]).toMatchObject({ recipients: 1, analytics: { sent: 1, suppressed: 1 } });
+    // Ida's and Jon's sends are one run when their delays end together, two when their triggers were
+    // far enough apart (a loaded machine): either way Ida is sent once and Jon left out.
+    const total = (runs: any[], of: (run: any) => number) => runs.reduce((n, run) => n + of(run), 0);
+    const settled = (runs: any[]) => runs.every((x) => x.status === 'completed') && total(runs, (x) => x.analytics.sent + x.analytics.suppressed) === 2;
+    const runs = await waitFor(() => runsOf(org, c._id), settled, 20_000);
+    expect(runs.length).toBeLessThanOrEqual(2);
+    expect({ recipients: total(runs, (x) => x.recipients), sent: total(runs, (x) => x.analytics.sent), suppressed: total(runs, (x) => x.analytics.suppressed) })
+      .toEqual({ recipients: 1, sent: 1, suppressed: 1 });
     expect(await recipientsOf(org, c._id)).toEqual(['+254713100001:success']);
     expect((await api.get(`/campaigns/${c._id}/pending-sends`, auth(org))).body).toEqual([]);
     // A bulk add of the group: only contacts not yet triggered are.
