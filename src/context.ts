@@ -12,6 +12,7 @@ import type { CallerCache } from './modules/auth/caller-cache.js';
 import type { ProgressListener } from './modules/campaigns/progress-listener.js';
 import type { KeyRow, UserRow } from './modules/auth/authenticate.js';
 import type { Caller } from './modules/auth/caller.js';
+import type { Background } from './lib/background.js';
 
 /** Process-wide parts, built once at start-up. */
 export interface Deps {
@@ -28,6 +29,8 @@ export interface Deps {
   callers: CallerCache<UserRow, KeyRow>;
   /** Announcements of campaign changes, for this process's `campaignProgress` subscribers (listening in API processes only). */
   progress: ProgressListener;
+  /** Work requests started and answered before it ended (readers' opens and clicks): finished before the pool closes. */
+  background: Background;
   /**
    * The time as recurring campaigns and two-factor codes read it: the wall clock unless a test sets
    * another (a fake clock). Jobs are queued at the wall-clock time that lies as far ahead as their

@@ -15,6 +15,7 @@ import { readQueueDepth } from './jobs/metrics.js';
 import { createQueue, migrateQueue } from './jobs/queue.js';
 import { startWorkers, type Workers } from './jobs/worker.js';
 import { readAtScrape, recordPoolUse, startProcessMetrics } from './lib/metrics.js';
+import { Background } from './lib/background.js';
 import { workerTasks } from './tasks.js';
 import { KeyUsage } from './modules/api-keys/usage.js';
 import { CallerCache } from './modules/auth/caller-cache.js';
@@ -90,6 +91,7 @@ export async function openRuntime(config: Config, log: Logger, withWorkers: bool
     quotas: new Quotas(db, config.quotas),
     callers: new CallerCache(config.authCacheMs, log),
     progress: new ProgressListener(log),
+    background: new Background((err) => log.error({ err }, 'a request’s background work failed')),
   };
   await deps.callers.listen(url);
   const tasks = workerTasks(deps);
@@ -107,6 +109,8 @@ export async function openRuntime(config: Config, log: Logger, withWorkers: bool
     async close() {
       await metrics?.close();
       unread.forEach((stop) => stop());
+      // What requests left going (opens and clicks being recorded) is written before anything closes.
+      await deps.background.settled();
       // Running jobs finish first; then nothing is left to use the pool.
       await workers?.stop();
       await queue.close();

@@ -39,8 +39,15 @@ const mailTo = (to: string) => sink.messages.find((m) => m.envelopeTo.includes(t
 const clickPaths = (html: string) => [...html.matchAll(/href=["']https:\/\/herald\.test(\/t\/c\/[A-Za-z0-9_-]+)["']/gi)].map((m) => m[1]!);
 const pixelPath = (html: string) => /<img src="https:\/\/herald\.test(\/t\/o\/[A-Za-z0-9_-]+)" width="1" height="1" alt=""/.exec(html)?.[1];
 
-const visit = (path: string, headers: Record<string, string> = { 'user-agent': CHROME }, method = 'GET') =>
-  fetch(herald.url + path, { method, headers, redirect: 'manual' });
+/**
+ * A reader's request. Herald answers before the open or click is written (the write goes on in the
+ * background): the visit returns once what the request started is written, as the steps here rely on.
+ */
+async function visit(path: string, headers: Record<string, string> = { 'user-agent': CHROME }, method = 'GET') {
+  const res = await fetch(herald.url + path, { method, headers, redirect: 'manual' });
+  await herald.deps.background.settled();
+  return res;
+}
 
 const analytics = async (org: Org, id: string) => (await api.get(`/campaigns/${id}`, { token: org.token })).body.analytics;
 const recipients = async (org: Org, logId: string) => (await api.get(`/message-logs/${logId}`, { token: org.token })).body.recipients as any[];
@@ -175,6 +182,26 @@ describe('a tracked campaign email', () => {
     expect((await visit('/t/o/x', {}, 'POST')).status).toBe(405);
     expect(await analytics(org, c.id)).toMatchObject({ opened: 0, clicked: 0 });
     expect(await events(org, c.logId)).toEqual([]);
+  });
+
+  test('the reader gets the pixel and the redirect without waiting for the write, which finishes after', async () => {
+    const ann = unique('ann');
+    const c = await launch(org, HTML(), [ann]);
+    await backdate(org, c.logId);
+    // The campaign's row is held, so the receipts' counting statement cannot finish while it is.
+    const held = await herald.db.transaction();
+    try {
+      await held.raw('SELECT 1 FROM campaigns WHERE organization_id = ? AND id = ? FOR UPDATE', [org.orgId, c.id]);
+      const opened = await fetch(herald.url + pixelPath(mailTo(ann).html as string)!, { headers: { 'user-agent': CHROME } });
+      expect(opened.status).toBe(200);
+      const clicked = await fetch(herald.url + clickPaths(mailTo(ann).html as string)[0]!, { headers: { 'user-agent': CHROME }, redirect: 'manual' });
+      expect(clicked.headers.get('location')).toBe('https://shop.example/sale?x=1&y=2');
+      expect(herald.deps.background.size).toBeGreaterThan(0);
+    } finally {
+      await held.commit();
+    }
+    await herald.deps.background.settled();
+    expect(await analytics(org, c.id)).toMatchObject({ opened: 1, clicked: 1 });
   });
 
   test("a token signed for one organization cannot touch another's log", async () => {

@@ -17,6 +17,13 @@ import { record, type Outcome, type Receipt } from './service.js';
  * nowhere. Neither answers 5xx for anything a client can send: a failure to record is logged and
  * the reader still gets the pixel or the link.
  *
+ * Neither answer depends on the write, so the reader gets it at once and the open or click is
+ * recorded after, batched with the others arriving (`ReceiptBatcher`) as deps.background's work:
+ * finished before a stopping process closes its pool, and bounded (past its limit a request waits
+ * for its own write, so a flood queues at the readers and not in memory). What a crash can lose is
+ * the receipts of the last few milliseconds, where a failed write already lost its receipt (logged:
+ * a reader does not retry).
+ *
  * Scanners and prefetchers (mail security gateways follow every link of a message as it arrives)
  * are recorded but not counted: known scanner user agents, no user agent at all, `HEAD` requests,
  * `Purpose`/`Sec-Purpose: prefetch`, and clicks within `SCANNER_WINDOW_MS` of the send (no reader
@@ -59,7 +66,7 @@ async function sentAt(db: Db, token: TrackingToken): Promise<Date | null> {
 
 const agentOf = (req: Request) => (req.get('user-agent') ?? '').slice(0, MAX_AGENT);
 
-export function trackingRouter(deps: Pick<Deps, 'config' | 'db' | 'log'>): Router {
+export function trackingRouter(deps: Pick<Deps, 'config' | 'db' | 'log' | 'background'>): Router {
   const router = Router();
   const read = (req: Request) => readTrackingToken(deps.config.jwtSecret, String(req.params.token));
   // Readers' opens and clicks arrive one per request, many at once after a campaign: written together.
@@ -77,16 +84,22 @@ export function trackingRouter(deps: Pick<Deps, 'config' | 'db' | 'log'>): Route
   }
 
   /** A scanner's open or click: recorded uncounted, with whose it looks like. */
-  const recordScanner = (token: TrackingToken, req: Request, kind: 'opened' | 'clicked', at: Date, scanner: string) =>
-    recordSafely(token, { kind, at, scanner: true, data: { ...(token.url && { url: token.url }), userAgent: agentOf(req), scanner } });
+  const recordScanner = (token: TrackingToken, userAgent: string, kind: 'opened' | 'clicked', at: Date, scanner: string) =>
+    recordSafely(token, { kind, at, scanner: true, data: { ...(token.url && { url: token.url }), userAgent, scanner } });
 
   router.get('/t/o/:token', async (req, res: Response) => {
     const token = read(req);
+    let recording: Promise<void> | undefined;
     if (token?.kind === 'open') {
       const reason = scannerReason(req);
-      if (reason) await recordScanner(token, req, 'opened', new Date(), reason);
-      else await recordSafely(token, { kind: 'opened', at: new Date() });
+      const agent = reason ? agentOf(req) : '';
+      const at = new Date();
+      recording = deps.background.run(async () => {
+        if (reason) await recordScanner(token, agent, 'opened', at, reason);
+        else await recordSafely(token, { kind: 'opened', at });
+      });
     }
+    if (recording) await recording;
     res
       .set({ 'Cache-Control': 'no-store, private', 'Cross-Origin-Resource-Policy': 'cross-origin', 'X-Robots-Tag': 'noindex' })
       .type('image/gif')
@@ -100,12 +113,14 @@ export function trackingRouter(deps: Pick<Deps, 'config' | 'db' | 'log'>): Route
     if (token?.kind !== 'click' || !/^https?:\/\//i.test(token.url)) throw notFound('This link is not valid');
     const at = new Date();
     const reason = scannerReason(req);
-    if (reason) await recordScanner(token, req, 'clicked', at, reason);
-    else {
+    const agent = agentOf(req);
+    const recording = deps.background.run(async () => {
+      if (reason) return void (await recordScanner(token, agent, 'clicked', at, reason));
       // Counted only when its message was sent long enough ago; when it is not (or there is no such log), the send time tells which.
       const outcome = await recordSafely(token, { kind: 'clicked', at, data: { url: token.url }, sentBefore: new Date(at.getTime() - SCANNER_WINDOW_MS) });
-      if (outcome === 'unknown' && (await sentWithin(token, at))) await recordScanner(token, req, 'clicked', at, 'too-soon');
-    }
+      if (outcome === 'unknown' && (await sentWithin(token, at))) await recordScanner(token, agent, 'clicked', at, 'too-soon');
+    });
+    if (recording) await recording;
     res.set({ 'Cache-Control': 'no-store, private', 'X-Robots-Tag': 'noindex', 'Referrer-Policy': 'no-referrer' }).redirect(302, token.url);
   });
 
