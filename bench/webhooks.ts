@@ -77,7 +77,7 @@ try {
   }
 
   /** Launches a campaign to every contact; milliseconds until it completes and, with webhooks, until the receiver has every recipient. */
-  async function run(name: string, withWebhooks: boolean): Promise<number> {
+  async function run(name: string, withWebhooks: boolean): Promise<{ ms: number; completed: number }> {
     await setEnabled(withWebhooks);
     const created = (await fetch(`${herald.url}/campaigns`, {
       method: 'POST',
@@ -87,9 +87,11 @@ try {
     const t0 = performance.now();
     await fetch(`${herald.url}/campaigns/${created._id}/launch`, { method: 'POST', headers: auth });
     let sent = 0;
+    let completed = 0;
     for (;;) {
       const { rows } = await pool.query('SELECT status, sent FROM campaigns WHERE organization_id = $1 AND id = $2', [orgId, created._id]);
       if (rows[0].status === 'completed') {
+        completed = performance.now() - t0;
         sent = rows[0].sent;
         break;
       }
@@ -99,7 +101,7 @@ try {
     while (withWebhooks && (received.get(created._id) ?? 0) < sent) await new Promise((r) => setTimeout(r, 5));
     const ms = performance.now() - t0;
     await receiptsDone(created._id);
-    return ms;
+    return { ms, completed };
   }
 
   const alone: number[] = [];
@@ -107,10 +109,10 @@ try {
   for (let round = 0; round <= ROUNDS; round++) {
     const order = round % 2 === 0 ? [false, true] : [true, false];
     for (const hooks of order) {
-      const ms = await run(`Bench ${round} ${hooks ? 'hooks' : 'alone'}`, hooks);
+      const { ms, completed } = await run(`Bench ${round} ${hooks ? 'hooks' : 'alone'}`, hooks);
       if (round === 0) continue;
       (hooks ? withHooks : alone).push(ms);
-      console.log(`  round ${round} ${hooks ? 'with webhooks' : 'alone        '} ${ms.toFixed(0)} ms`);
+      console.log(`  round ${round} ${hooks ? 'with webhooks' : 'alone        '} ${ms.toFixed(0)} ms${hooks ? ` (the campaign completed at ${completed.toFixed(0)} ms)` : ''}`);
     }
   }
   const [a, w] = [median(alone), median(withHooks)];

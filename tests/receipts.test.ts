@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Statement as Named } from '../src/db/statements.js';
+import { run, type Statement as Named } from '../src/db/statements.js';
 import type { Herald } from '../src/server.js';
 import { LogTarget } from '../src/delivery/types.js';
 import { ReceiptBatcher } from '../src/modules/receipts/batcher.js';
@@ -264,5 +264,21 @@ describe('the statements of receipts', () => {
     } finally {
       await explain.end();
     }
+  });
+
+  test('the batch statements are planned on every call, not kept prepared with the plan of a first call on a smaller table', async () => {
+    const c = await sentCampaign(org);
+    const row = { i: 0, log_id: c.logId, position: 1, at: at(0), delivered_at: at(0), read_at: null, opened_at: null, clicked_at: null, failed_at: null, error: null, events: [], delivered: 1, opened: 0, clicked: 0 };
+    const prepared = await herald.db.transaction(async (trx) => {
+      // One connection: what it holds prepared once the statements have run on it.
+      await run(trx, sql.firstReceipts, { orgId: org.orgId, rows: JSON.stringify([row]) });
+      await run(trx, sql.updateReceipts, { orgId: org.orgId, locked: false, rows: JSON.stringify([{ ...row, campaign_id: c.id, recipient: ADDRESSES[0], was_delivered_at: null }]) });
+      await run(trx, sql.receiptsOfLogs, { orgId: org.orgId, logIds: [c.logId] });
+      const { rows } = await trx.raw('SELECT name FROM pg_prepared_statements');
+      return (rows as { name: string }[]).map((r) => r.name);
+    });
+    expect(prepared).toContain(sql.receiptsOfLogs.name);
+    expect(prepared).not.toContain(sql.firstReceipts.name);
+    expect(prepared).not.toContain(sql.updateReceipts.name);
   });
 });

@@ -16,6 +16,8 @@ import type { Db } from './database.js';
 export interface Statement<P extends object, R extends pg.QueryResultRow> {
   readonly name: string;
   readonly text: string;
+  /** Planned on every call (sent unnamed) rather than once per connection: see `StatementOptions`. */
+  readonly perCall: boolean;
   /** The parameter at each position, `$1` first. */
   readonly order: readonly (keyof P & string)[];
   /** Only for the type checker: the row type the statement returns. */
@@ -24,14 +26,26 @@ export interface Statement<P extends object, R extends pg.QueryResultRow> {
 
 const PLACEHOLDER = /(?<![:\w]):([a-zA-Z_]\w*)/g;
 
-export function statement<P extends object, R extends pg.QueryResultRow = pg.QueryResultRow>(name: string, sql: string): Statement<P, R> {
+export interface StatementOptions {
+  /**
+   * Plan on every call, from the tables' sizes then. A prepared statement keeps the plan it got
+   * after its first calls for as long as its connection lives, or until the next ANALYZE of a table
+   * it reads: one first run while a table was a few pages (a new database; the recipients' receipts
+   * before a campaign's first opens) joins it by a scan, and every later call scans a table grown by
+   * then to thousands of rows, per row of the call. For statements that join such a table to a batch
+   * of rows, where planning costs a fraction of a millisecond against the batch's work.
+   */
+  perCall?: boolean;
+}
+
+export function statement<P extends object, R extends pg.QueryResultRow = pg.QueryResultRow>(name: string, sql: string, options: StatementOptions = {}): Statement<P, R> {
   const order: string[] = [];
   const text = sql.replace(PLACEHOLDER, (_, param: string) => {
     let position = order.indexOf(param);
     if (position === -1) position = order.push(param) - 1;
     return `$${position + 1}`;
   });
-  return { name, text, order: order as (keyof P & string)[] };
+  return { name, text, order: order as (keyof P & string)[], perCall: options.perCall ?? false };
 }
 
 interface PooledClient {
@@ -52,7 +66,7 @@ export async function run<P extends object, R extends pg.QueryResultRow>(db: Db 
   const pool = db.client as PooledClient;
   const connection = await pool.acquireConnection();
   try {
-    return (await connection.query<R>({ name: st.name, text: st.text, values })).rows;
+    return (await connection.query<R>(st.perCall ? { text: st.text, values } : { name: st.name, text: st.text, values })).rows;
   } finally {
     void pool.releaseConnection(connection);
   }

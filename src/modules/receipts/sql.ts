@@ -140,6 +140,7 @@ export const firstReceipts = statement<{ orgId: string; rows: string }, { known:
                      FROM pos JOIN recipient_receipts rr ON rr.organization_id = :orgId AND rr.log_id = pos.log_id AND rr.position = pos.position)
    SELECT coalesce((SELECT array_agg(i) FROM pos), '{}') AS known, coalesce((SELECT array_agg(i) FROM changed), '{}') AS inserted,
           (SELECT json_agg(existing) FROM existing) AS existing, ${ANNOUNCED}, ${WOKEN}`,
+  { perCall: true },
 );
 
 /** A recipient's stored receipts, as the message log shows them. */
@@ -193,6 +194,7 @@ export const updateReceipts = statement<{ orgId: string; rows: string; locked: b
         changed AS (SELECT r.* FROM r JOIN upd ON upd.log_id = r.log_id AND upd.position = r.position),
         ${AFTER_CHANGES}
    SELECT coalesce((SELECT array_agg(i) FROM changed), '{}') AS updated, ${ANNOUNCED}, ${WOKEN}`,
+  { perCall: true },
 );
 
 /** An event that changes nothing (a scanner's open or click): recorded, not counted; none for an unknown log or position. */

@@ -70,7 +70,7 @@ export function trackingRouter(deps: Pick<Deps, 'config' | 'db' | 'log' | 'backg
   const router = Router();
   const read = (req: Request) => readTrackingToken(deps.config.jwtSecret, String(req.params.token));
   // Readers' opens and clicks arrive one per request, many at once after a campaign: written together.
-  const batcher = new ReceiptBatcher(deps.db);
+  const batcher = new ReceiptBatcher(deps.db, 1);
 
   /** Records the receipt; an unknown log is ignored, and a failure never reaches the reader (its outcome is then null). */
   async function recordSafely(token: TrackingToken, receipt: Receipt): Promise<Outcome | null> {
