@@ -58,6 +58,7 @@ export const claimDeliveries = statement<{ orgId: string; endpointId: string; li
    SELECT ep.*, t.event_id, t.attempts, t.type, t.occurred_at, t.data
    FROM ep LEFT JOIN taken t ON true
    ORDER BY t.occurred_at, t.event_id`,
+  { perCall: true },
 );
 
 /** Gives back deliveries taken and not attempted (their endpoint was disabled meanwhile): due again as they were. */
@@ -106,6 +107,7 @@ export const recordAttempts = statement<{
        disabled_reason = coalesce(:disable::text, ep.disabled_reason),
        updated_at = date_trunc('milliseconds', now())
    WHERE ep.organization_id = :orgId AND ep.id = :endpointId`,
+  { perCall: true },
 );
 
 /** When the endpoint's next pending delivery is due (null: none is pending). */
