@@ -4,7 +4,8 @@ import type { Db } from './database.js';
 
 /**
  * A fixed SQL statement with named parameters, run as a named (prepared) statement: each pooled
- * connection parses and plans it once, not on every call. The text names its parameters `:name`
+ * connection parses and plans it once, not on every call (unless it is planned `perCall`, see
+ * `StatementOptions`). The text names its parameters `:name`
  * (`::type` casts are left alone); `statement()` maps them to positions once, here, so callers pass an
  * object and never count `$n`.
  *
