@@ -289,6 +289,39 @@ describe('deliveries', () => {
     expect(sent.body.data.recipients.map((r: any) => r.recipient).sort()).toEqual(addresses);
   });
 
+  test("a send's message.sent and message.failed name its log's recipients sent and failed, by position; the API shows the same data", async () => {
+    const { org: o, receiver } = await hooked({ eventTypes: ['message.sent', 'message.failed'] });
+    const to = ['one@example.com', 'two@fail.invalid', 'three@example.com'];
+    const res = await api.post('/notifications/send', { type: 'email', to, subject: 'Hi', message: 'Hello there' }, admin(o));
+    expect(res.status).toBe(200);
+    const [log] = (await api.get('/message-logs?channel=email&limit=1', admin(o))).body;
+    const sent = await receiver.waitForRequest(ofType('message.sent'));
+    const failed = await receiver.waitForRequest(ofType('message.failed'));
+    expect([sent.verified, failed.verified]).toEqual([true, true]);
+    expect(sent.body.data).toEqual({
+      logId: log._id,
+      campaignId: null,
+      channel: 'email',
+      test: false,
+      recipients: [
+        { recipient: 'one@example.com', position: 1, providerMessageId: log.recipients[0].providerMessageId },
+        { recipient: 'three@example.com', position: 3, providerMessageId: log.recipients[2].providerMessageId },
+      ],
+    });
+    expect(failed.body.data).toEqual({
+      logId: log._id,
+      campaignId: null,
+      channel: 'email',
+      test: false,
+      recipients: [{ recipient: 'two@fail.invalid', position: 2, error: log.recipients[1].error }],
+    });
+    expect(log.recipients[1]).toMatchObject({ status: 'failed', error: expect.any(String) });
+    // The events as the API lists and shows them carry what was delivered.
+    const listed = (await api.get('/webhook-events', admin(o))).body;
+    expect(Object.fromEntries(listed.map((e: any) => [e.type, e.data]))).toEqual({ 'message.sent': sent.body.data, 'message.failed': failed.body.data });
+    expect((await eventOf(o, failed.id!)).data).toEqual(failed.body.data);
+  });
+
   test("an SMS's receipts arrive as one-recipient message.delivered and message.failed events", async () => {
     // The sandbox reports numbers ending in 0001 undelivered, the others delivered (then read).
     const { org: o, receiver } = await hooked({ eventTypes: ['message.delivered', 'message.failed'] });

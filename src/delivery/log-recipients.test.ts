@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { expandRecipients, pendingRecipientsJson, settledRecipientsJson } from './log-recipients.js';
+import { expandRecipients, pendingRecipientsJson, settledOutcomes, settledRecipientsJson } from './log-recipients.js';
 
 describe('the stored form of log recipients', () => {
   test('a pending log stores valid recipients as bare addresses and invalid ones as failed objects', () => {
@@ -25,5 +25,26 @@ describe('the stored form of log recipients', () => {
     const odd = 'quote"back\\slash@example.com';
     expect(expandRecipients(JSON.parse(pendingRecipientsJson([{ recipient: odd }])), false)).toEqual([{ recipient: odd, status: 'pending' }]);
     expect(JSON.parse(pendingRecipientsJson([]))).toEqual([]);
+  });
+
+  test("a settled log's sent and failed recipients, as its message events carry them: positions from 1, provider ids by position", () => {
+    const stored = [
+      'a@example.com',
+      { recipient: 'b@fail.invalid', status: 'failed', error: 'Mailbox unavailable' },
+      { recipient: 'c@example.com', status: 'success' },
+      { recipient: 'd@example.com', status: 'failed' },
+      'e@example.com',
+    ];
+    expect(settledOutcomes(stored, ['p1', null, 'p3', null, null], true)).toEqual([
+      { recipient: 'a@example.com', position: 1, providerMessageId: 'p1' },
+      { recipient: 'c@example.com', position: 3, providerMessageId: 'p3' },
+      { recipient: 'e@example.com', position: 5 },
+    ]);
+    expect(settledOutcomes(stored, null, true).map((r) => Object.keys(r))).toEqual([['recipient', 'position'], ['recipient', 'position'], ['recipient', 'position']]);
+    expect(settledOutcomes(stored, null, false)).toEqual([
+      { recipient: 'b@fail.invalid', position: 2, error: 'Mailbox unavailable' },
+      { recipient: 'd@example.com', position: 4, error: null },
+    ]);
+    expect(settledOutcomes([], null, true)).toEqual([]);
   });
 });

@@ -57,21 +57,27 @@ export const pendingFailedSql = (recipients: string, error: string) => `(
                        ELSE r END)
   FROM json_array_elements(${recipients}) AS r)`;
 
+/** A recipient of a settled log as a message event shows it: sent (with the provider's id when it gave one) or failed (with why). */
+export type SettledOutcome = { recipient: string; position: number; providerMessageId?: string } | { recipient: string; position: number; error: string | null };
+
 /**
- * SQL: a settled log's recipients that were sent (`succeeded`) or failed, as a json array of
- * `{ recipient, position, providerMessageId? }` or `{ recipient, position, error }` (the
- * outbound webhooks' message events), from its stored recipients (a json expression) and its
- * provider ids (a text[] expression, by position, or null).
+ * A settled log's recipients that were sent (`sent`) or that failed, with their positions (from 1),
+ * from its stored recipients (parsed JSON) and its provider ids (by position, or null): the
+ * recipients of its `message.sent` and `message.failed` events (`outbox.ts`).
  */
-export const settledOutcomeSql = (recipients: string, providerIds: string, succeeded: boolean) => `(
-  SELECT coalesce(json_agg(${
-    succeeded
-      ? `json_strip_nulls(json_build_object('recipient', CASE WHEN json_typeof(r) = 'string' THEN r #>> '{}' ELSE r->>'recipient' END,
-                                           'position', p, 'providerMessageId', (${providerIds})[p]))`
-      : `json_build_object('recipient', r->>'recipient', 'position', p, 'error', r->>'error')`
-  } ORDER BY p), '[]')
-  FROM json_array_elements(${recipients}) WITH ORDINALITY AS x(r, p)
-  WHERE ${succeeded ? `json_typeof(r) = 'string' OR r->>'status' = 'success'` : `json_typeof(r) = 'object' AND r->>'status' = 'failed'`})`;
+export function settledOutcomes(stored: readonly StoredRecipient[], providerIds: readonly (string | null)[] | null, sent: boolean): SettledOutcome[] {
+  const out: SettledOutcome[] = [];
+  stored.forEach((r, i) => {
+    const position = i + 1;
+    if (sent && (typeof r === 'string' || r.status === 'success')) {
+      const providerMessageId = providerIds?.[i];
+      out.push({ recipient: typeof r === 'string' ? r : r.recipient, position, ...(providerMessageId != null && { providerMessageId }) });
+    } else if (!sent && typeof r !== 'string' && r.status === 'failed') {
+      out.push({ recipient: r.recipient, position, error: r.error ?? null });
+    }
+  });
+  return out;
+}
 
 /**
  * SQL: the addresses of a log's stored recipients (a json expression), as a text[] of every JSON

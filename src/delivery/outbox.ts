@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/database.js';
 import { jsonRows, run, statement } from '../db/statements.js';
-import { settledOutcomeSql } from './log-recipients.js';
+import { settledOutcomes, type StoredRecipient } from './log-recipients.js';
 
 /**
  * The outbox of outbound webhooks (platform.md): the one home of how an event gets to the endpoints
@@ -34,12 +34,14 @@ const TAKES = (type: string) => `(e.event_types = '{}' OR ${type} = ANY(e.event_
 
 /**
  * SQL: CTEs (after `WEBHOOK_ENDPOINTS`) that store the events of `source` (a CTE or subquery with
- * columns `type` text, `occurred_at` timestamptz, `data` jsonb) and their deliveries.
+ * columns `type` text, `occurred_at` timestamptz, `data` jsonb, and, when `settledLog` names it, a
+ * column with the settled log whose recipients a message event carries: see `eventData`) and their
+ * deliveries.
  */
-export const outboxWrites = (source: string) => `
+export const outboxWrites = (source: string, settledLog = 'NULL::uuid') => `
   wh_events AS (
-    INSERT INTO webhook_events (organization_id, type, occurred_at, data)
-    SELECT :orgId, s.type, s.occurred_at, s.data FROM ${source} s
+    INSERT INTO webhook_events (organization_id, type, occurred_at, data, settled_log_id)
+    SELECT :orgId, s.type, s.occurred_at, s.data, ${settledLog} FROM ${source} s
     WHERE EXISTS (SELECT 1 FROM wh_endpoints e WHERE ${TAKES('s.type')})
     RETURNING id, type),
   wh_deliveries AS (
@@ -119,16 +121,37 @@ export async function wake(db: Db, orgId: string, endpointIds: readonly string[]
 /**
  * SQL: the message events of settled logs (a CTE or subquery `logs` with the columns of
  * `message_logs` it names), one `message.sent` per log with recipients sent and one
- * `message.failed` per log with recipients that failed, built only when an endpoint exists.
- * A campaign's test send is marked `test`.
+ * `message.failed` per log with recipients that failed, built only when an endpoint exists; for
+ * `outboxWrites(logEventsSql(...), 'settled_log_id')`. A campaign's test send is marked `test`. The
+ * recipients are not copied: the event names its log (`eventData`).
  */
 export const logEventsSql = (logs: string) => `(
-  SELECT k.type, l.settled_at AS occurred_at,
-         jsonb_build_object('logId', l.id, 'campaignId', CASE WHEN l.test THEN NULL ELSE l.campaign_id END, 'channel', l.channel,
-                            'test', l.test, 'recipients', CASE WHEN k.type = 'message.sent' THEN ${settledOutcomeSql('l.recipients', 'l.provider_ids', true)}
-                                                                ELSE ${settledOutcomeSql('l.recipients', 'l.provider_ids', false)} END) AS data
+  SELECT k.type, l.settled_at AS occurred_at, l.id AS settled_log_id,
+         jsonb_build_object('logId', l.id, 'campaignId', CASE WHEN l.test THEN NULL ELSE l.campaign_id END, 'channel', l.channel, 'test', l.test) AS data
   FROM ${logs} l CROSS JOIN (VALUES ('message.sent'), ('message.failed')) AS k(type)
   WHERE ${ANY_ENDPOINT} AND CASE WHEN k.type = 'message.sent' THEN l.success_count > 0 ELSE l.failed_count > 0 END)`;
+
+/** The columns `eventData` needs beside an event's own: its settled log's (`SETTLED_LOG`), null for any other event. */
+export interface SettledLogColumns {
+  settled_recipients: StoredRecipient[] | null;
+  settled_provider_ids: (string | null)[] | null;
+}
+
+/** SQL: the join and the columns of `SettledLogColumns` for events `e` (of the organization `:orgId`). */
+export const SETTLED_LOG = {
+  join: (e: string) => `LEFT JOIN message_logs sl ON sl.organization_id = :orgId AND sl.id = ${e}.settled_log_id`,
+  columns: 'sl.recipients AS settled_recipients, sl.provider_ids AS settled_provider_ids',
+};
+
+/**
+ * An event's data as it is delivered and shown: as stored, but a message event of a settled log
+ * (`logEventsSql`) gets that log's recipients sent (`message.sent`) or failed (`message.failed`), read
+ * from the log, whose recipients never change once settled.
+ */
+export function eventData(type: string, data: Record<string, unknown>, log: SettledLogColumns): Record<string, unknown> {
+  if (!log.settled_recipients) return data;
+  return { ...data, recipients: settledOutcomes(log.settled_recipients, log.settled_provider_ids, type === 'message.sent') };
+}
 
 /**
  * SQL: the data of a campaign event (`campaign.completed`, `campaign.failed`) from a campaigns row

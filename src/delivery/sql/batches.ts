@@ -120,7 +120,7 @@ export const settleBatches = statement<
                 failed_count = EXCLUDED.failed_count, reserved = EXCLUDED.reserved, cost = EXCLUDED.cost, settled_at = EXCLUDED.settled_at,
                 updated_at = EXCLUDED.updated_at, provider_ids = EXCLUDED.provider_ids
             WHERE m.settled_at IS NULL
-          RETURNING m.id, m.campaign_id, m.channel, m.test, m.recipients, m.provider_ids, m.success_count, m.failed_count, m.settled_at),
+          RETURNING m.id, m.campaign_id, m.channel, m.test, m.success_count, m.failed_count, m.settled_at),
         -- The completion time is selected here, as Citus calls no function that is not immutable
         -- inside a CASE of an UPDATE.
         n AS (SELECT coalesce(sum(sent), 0) AS sent, coalesce(sum(failed), 0) AS failed, coalesce(sum(refund), 0) AS refund, now() AS settled_at
@@ -136,9 +136,9 @@ export const settleBatches = statement<
         wh_source AS (
           SELECT * FROM ${logEventsSql('logged')} AS sent
           UNION ALL
-          SELECT 'campaign.completed', c.completed_at, ${campaignEventDataSql('c')}
+          SELECT 'campaign.completed', c.completed_at, NULL::uuid, ${campaignEventDataSql('c')}
           FROM counted c, n WHERE ${ANY_ENDPOINT} AND c.status = 'completed' AND c.completed_at = n.settled_at),
-        ${outboxWrites('wh_source')}
+        ${outboxWrites('wh_source', 's.settled_log_id')}
    SELECT n.refund, n.sent, n.failed, ${WOKEN}, ${ANNOUNCED} FROM n`,
 );
 

@@ -53,9 +53,8 @@ export const settleLogs = statement<
               cost = i.cost, network = i.network, provider_ids = i.provider_ids, settled_at = now(), updated_at = date_trunc('milliseconds', now())
           FROM json_to_recordset(:logs::json) AS i(id uuid, recipients json, success_count int, failed_count int, cost numeric, network text, provider_ids text[])
           WHERE m.organization_id = :orgId AND m.id = i.id AND m.settled_at IS NULL
-          RETURNING m.reserved - i.cost AS refund, m.id, m.campaign_id, m.channel, m.test, m.recipients, m.provider_ids, m.success_count, m.failed_count,
-                    m.settled_at),
-        ${outboxWrites(logEventsSql('settled'))}
+          RETURNING m.reserved - i.cost AS refund, m.id, m.campaign_id, m.channel, m.test, m.success_count, m.failed_count, m.settled_at),
+        ${outboxWrites(logEventsSql('settled'), 's.settled_log_id')}
    SELECT settled.refund, settled.success_count, settled.failed_count, ${WOKEN} FROM settled`,
 );
 
@@ -93,8 +92,7 @@ export const settleAbandonedLogs = statement<{ orgId: string; olderThanSeconds: 
      SET recipients = stale.recipients, failed_count = m.failed_count + m.pending_count, pending_count = 0, reserved = m.cost,
          settled_at = now(), updated_at = date_trunc('milliseconds', now())
      FROM stale WHERE m.organization_id = :orgId AND m.id = stale.id
-     RETURNING stale.reserved - stale.cost AS refund, m.id, m.campaign_id, m.channel, m.test, m.recipients, m.provider_ids, m.success_count,
-               m.failed_count, m.settled_at),
-     ${outboxWrites(logEventsSql('settled'))}
+     RETURNING stale.reserved - stale.cost AS refund, m.id, m.campaign_id, m.channel, m.test, m.success_count, m.failed_count, m.settled_at),
+     ${outboxWrites(logEventsSql('settled'), 's.settled_log_id')}
    SELECT settled.refund, ${WOKEN} FROM settled`,
 );

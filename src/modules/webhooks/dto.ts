@@ -85,6 +85,8 @@ export interface EventRow {
   type: string;
   occurred_at: Date;
   data: Record<string, unknown>;
+  /** A message event's settled log, whose recipients it shows (`outbox.eventData`). */
+  settled_log_id: string | null;
   created_at: Date;
 }
 

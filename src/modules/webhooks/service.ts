@@ -6,7 +6,7 @@ import type { PageRequest } from '../../db/pagination.js';
 import { paginateAs } from '../../db/pagination.js';
 import { run } from '../../db/statements.js';
 import { tenant } from '../../db/tenant.js';
-import { EVENT_TYPES, wake } from '../../delivery/outbox.js';
+import { EVENT_TYPES, eventData, wake, type SettledLogColumns } from '../../delivery/outbox.js';
 import { encryptJson } from '../../lib/crypto.js';
 import type { FieldProblem } from '../../lib/errors.js';
 import { isPrivateHost } from '../../lib/hosts.js';
@@ -210,7 +210,26 @@ export const endpointAttempts = operation({
 });
 
 const EVENTS = 'webhook_events';
-const eventColumns = ['webhook_events.id', 'webhook_events.type', 'webhook_events.occurred_at', 'webhook_events.data', 'webhook_events.created_at'];
+const eventColumns = ['webhook_events.id', 'webhook_events.type', 'webhook_events.occurred_at', 'webhook_events.data', 'webhook_events.settled_log_id', 'webhook_events.created_at'];
+
+/** The settled logs some message events name (`outbox.eventData`), by id. */
+async function settledLogsOf(ctx: AuthedContext, events: EventRow[]): Promise<Map<string, SettledLogColumns>> {
+  const ids = [...new Set(events.flatMap((e) => (e.settled_log_id ? [e.settled_log_id] : [])))];
+  if (!ids.length) return new Map();
+  const rows = (await tenant(ctx.db, ctx.caller.orgId)
+    .scoped('message_logs')
+    .whereIn('message_logs.id', ids)
+    .select('id', 'recipients as settled_recipients', 'provider_ids as settled_provider_ids')) as ({ id: string } & SettledLogColumns)[];
+  return new Map(rows.map(({ id, ...log }) => [id, log]));
+}
+
+/** Events as the API shows them: with their deliveries, and a message event's recipients from its settled log. */
+async function eventDtos(ctx: AuthedContext, events: EventRow[]) {
+  if (!events.length) return [];
+  const [deliveries, logs] = await Promise.all([deliveriesOf(ctx, events.map((e) => e.id)), settledLogsOf(ctx, events)]);
+  const none: SettledLogColumns = { settled_recipients: null, settled_provider_ids: null };
+  return events.map((e) => toEventDto({ ...e, data: eventData(e.type, e.data, (e.settled_log_id && logs.get(e.settled_log_id)) || none) }, deliveries.get(e.id) ?? []));
+}
 
 /** The deliveries of some events, by event. */
 async function deliveriesOf(ctx: AuthedContext, eventIds: string[]): Promise<Map<string, DeliveryRow[]>> {
@@ -228,8 +247,7 @@ export const events = operation({
   access: ADMIN,
   async run(ctx, _input: undefined, page: PageRequest) {
     const found = await paginateAs(tenant(ctx.db, ctx.caller.orgId).scoped(EVENTS).select(eventColumns), EVENTS, page, (row: EventRow) => row);
-    const deliveries = found.items.length ? await deliveriesOf(ctx, found.items.map((e) => e.id)) : new Map<string, DeliveryRow[]>();
-    return { ...found, items: found.items.map((e) => toEventDto(e, deliveries.get(e.id) ?? [])) };
+    return { ...found, items: await eventDtos(ctx, found.items) };
   },
 });
 
@@ -237,7 +255,7 @@ export const event = operation({
   access: ADMIN,
   async run(ctx, _input: undefined, { id }: { id: string }) {
     const row = await tenant(ctx.db, ctx.caller.orgId).owned<EventRow>(EVENTS, id, eventColumns);
-    return toEventDto(row, (await deliveriesOf(ctx, [id])).get(id) ?? []);
+    return (await eventDtos(ctx, [row]))[0]!;
   },
 });
 

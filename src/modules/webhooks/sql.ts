@@ -1,4 +1,5 @@
 import { statement } from '../../db/statements.js';
+import { SETTLED_LOG, type SettledLogColumns } from '../../delivery/outbox.js';
 
 /**
  * The statements of outbound webhooks' delivery (platform.md): each one organization's, filtered by
@@ -17,8 +18,8 @@ export interface EndpointRow {
   failing_since: Date | null;
 }
 
-/** A delivery taken for an attempt, with its event (`data` as the JSON text stored). */
-export interface ClaimedDelivery {
+/** A delivery taken for an attempt, with its event (`data` as the JSON text stored, and its settled log's columns: `outbox.eventData`). */
+export interface ClaimedDelivery extends SettledLogColumns {
   event_id: string;
   attempts: number;
   type: string;
@@ -53,9 +54,10 @@ export const claimDeliveries = statement<{ orgId: string; endpointId: string; li
      FROM due WHERE d.organization_id = :orgId AND d.endpoint_id = :endpointId AND d.event_id = due.event_id
      RETURNING d.event_id, d.attempts),
    taken AS (
-     SELECT l.event_id, l.attempts, e.type, e.occurred_at, e.data::text AS data
-     FROM leased l JOIN webhook_events e ON e.organization_id = :orgId AND e.id = l.event_id)
-   SELECT ep.*, t.event_id, t.attempts, t.type, t.occurred_at, t.data
+     SELECT l.event_id, l.attempts, e.type, e.occurred_at, e.data::text AS data, ${SETTLED_LOG.columns}
+     FROM leased l JOIN webhook_events e ON e.organization_id = :orgId AND e.id = l.event_id
+     ${SETTLED_LOG.join('e')})
+   SELECT ep.*, t.event_id, t.attempts, t.type, t.occurred_at, t.data, t.settled_recipients, t.settled_provider_ids
    FROM ep LEFT JOIN taken t ON true
    ORDER BY t.occurred_at, t.event_id`,
   { perCall: true },
