@@ -289,6 +289,21 @@ describe('deliveries', () => {
     expect(sent.body.data.recipients.map((r: any) => r.recipient).sort()).toEqual(addresses);
   });
 
+  test("deleting an endpoint deletes its deliveries' attempts; the event's other endpoints keep theirs", async () => {
+    const { org: o, receiver, endpoint } = await hooked();
+    const second = await createEndpoint(o, { url: `${receiver.url}/second` });
+    receiver.secrets = [endpoint.secret, second.secret];
+    await sendEmail(o);
+    await waitForAttempts(o, endpoint._id, 1);
+    const [attempt] = await waitForAttempts(o, second._id, 1);
+    expect((await api.get(`/webhook-events/${attempt.eventId}/attempts`, admin(o))).body.map((a: any) => a.endpointId).sort()).toEqual(
+      [endpoint._id, second._id].sort(),
+    );
+    expect((await api.delete(`/webhooks/${endpoint._id}`, admin(o))).status).toBe(200);
+    expect((await api.get(`/webhook-events/${attempt.eventId}/attempts`, admin(o))).body.map((a: any) => a.endpointId)).toEqual([second._id]);
+    expect((await eventOf(o, attempt.eventId)).deliveries.map((d: any) => d.endpointId)).toEqual([second._id]);
+  });
+
   test("a send's message.sent and message.failed name its log's recipients sent and failed, by position; the API shows the same data", async () => {
     const { org: o, receiver } = await hooked({ eventTypes: ['message.sent', 'message.failed'] });
     const to = ['one@example.com', 'two@fail.invalid', 'three@example.com'];

@@ -130,7 +130,10 @@ export const remove = operation({
     await ctx.db.transaction(async (trx) => {
       const t = tenant(trx, ctx.caller.orgId);
       const endpoint = await t.owned<EndpointRow>(ENDPOINTS, id, endpointColumns);
+      // Its deliveries go with it (their key); then its attempts, which have none, read after the
+      // delete has waited for any recording of attempts in flight.
       await t.scoped(ENDPOINTS).where(`${ENDPOINTS}.id`, id).delete();
+      await t.scoped('webhook_attempts').where('webhook_attempts.endpoint_id', id).delete();
       await record(trx, ctx, { action: 'webhook.deleted', resourceType: 'webhook', resourceId: id, details: { url: safeUrl(endpoint.url) } });
     });
     return { message: 'Webhook endpoint deleted successfully' };

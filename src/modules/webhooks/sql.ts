@@ -73,7 +73,7 @@ export const releaseDeliveries = statement<{ orgId: string; endpointId: string; 
 /**
  * The attempts of some deliveries of one endpoint (`jsonRows` of `{ event_id, attempt, succeeded,
  * response_status, duration_ms, response, error, attempted_at, status, next_attempt_at }`), their
- * deliveries' new state, and the endpoint's summary: `:lastSuccessAt`/`:lastFailureAt` (null: none
+ * deliveries' new state (an attempt is kept only with its delivery: they have no foreign key), and the endpoint's summary: `:lastSuccessAt`/`:lastFailureAt` (null: none
  * in these), `:failuresAfter` (failures after the last success among these, or all of them when
  * none succeeded), `:disable` (a reason, or null).
  */
@@ -90,14 +90,17 @@ export const recordAttempts = statement<{
   `WITH a AS (SELECT * FROM json_to_recordset(:attempts::json)
               AS a(event_id uuid, attempt int, succeeded boolean, response_status int, duration_ms int, response text, error text,
                    attempted_at timestamptz, status text, next_attempt_at timestamptz)),
-        kept AS (
-          INSERT INTO webhook_attempts (organization_id, event_id, endpoint_id, attempt, succeeded, response_status, duration_ms, response, error, attempted_at)
-          SELECT :orgId, a.event_id, :endpointId, a.attempt, a.succeeded, a.response_status, a.duration_ms, a.response, a.error, a.attempted_at FROM a),
         moved AS (
           UPDATE webhook_deliveries d
           SET status = a.status, attempts = a.attempt, next_attempt_at = coalesce(a.next_attempt_at, d.next_attempt_at), leased_until = NULL,
               last_response_status = a.response_status, updated_at = date_trunc('milliseconds', now())
-          FROM a WHERE d.organization_id = :orgId AND d.endpoint_id = :endpointId AND d.event_id = a.event_id)
+          FROM a WHERE d.organization_id = :orgId AND d.endpoint_id = :endpointId AND d.event_id = a.event_id
+          RETURNING d.event_id),
+        -- The attempts of the deliveries moved: one deleted meanwhile (with its endpoint) keeps none.
+        kept AS (
+          INSERT INTO webhook_attempts (organization_id, event_id, endpoint_id, attempt, succeeded, response_status, duration_ms, response, error, attempted_at)
+          SELECT :orgId, a.event_id, :endpointId, a.attempt, a.succeeded, a.response_status, a.duration_ms, a.response, a.error, a.attempted_at
+          FROM a JOIN moved ON moved.event_id = a.event_id)
    UPDATE webhook_endpoints ep
    SET last_success_at = greatest(:lastSuccessAt::timestamptz, ep.last_success_at),
        last_failure_at = greatest(:lastFailureAt::timestamptz, ep.last_failure_at),
