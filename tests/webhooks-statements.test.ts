@@ -5,7 +5,7 @@ import { emitStatement } from '../src/delivery/outbox.js';
 import * as sql from '../src/modules/webhooks/sql.js';
 import type { Herald } from '../src/server.js';
 import { heraldWithOrg, type Client, type Org } from './helpers/herald.js';
-import { expectEachWithOrganization, type Statement } from './helpers/statements.js';
+import { expectEachWithOrganization, tenantScans, type Statement } from './helpers/statements.js';
 
 /**
  * The statements of outbound webhooks stay with their organization (on Citus one shard; on
@@ -39,5 +39,28 @@ test('each webhook statement stays with its organization', async () => {
     await expectEachWithOrganization(explain, statements, org.orgId);
   } finally {
     await explain.end();
+  }
+});
+
+test("the claim takes its deliveries by their key, never by reading every delivery of the endpoint", async () => {
+  const created = await api.post('/webhooks', { url: 'https://example.com/claimed' }, { token: org.token });
+  const key = { orgId: org.orgId, endpointId: created.body._id as string };
+  const client = new pg.Client({ connectionString: process.env.HERALD_TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    // An endpoint with 1,000 pending deliveries, in tables the planner has no statistics of.
+    await client.query(
+      `WITH ev AS (INSERT INTO webhook_events (organization_id, type, occurred_at, data) SELECT $1, 'message.sent', now(), '{}' FROM generate_series(1, 1000) RETURNING id)
+       INSERT INTO webhook_deliveries (organization_id, event_id, endpoint_id) SELECT $1, ev.id, $2 FROM ev`,
+      [key.orgId, key.endpointId],
+    );
+    const claim = { sql: sql.claimDeliveries.text, bindings: sql.claimDeliveries.order.map((k) => ({ ...key, limit: 100, leaseSeconds: 60 })[k]) };
+    const deliveries = (await tenantScans(client, claim)).filter((s) => s.table === 'webhook_deliveries');
+    expect(deliveries.length).toBe(2);
+    // The due ones, by the due index; then the lease, by the keys of those taken.
+    expect(deliveries.map((s) => /next_attempt_at/.test(s.conditions) || /event_id = ANY/.test(s.conditions))).toEqual([true, true]);
+    expect(deliveries.some((s) => /event_id = ANY/.test(s.conditions))).toBe(true);
+  } finally {
+    await client.end();
   }
 });

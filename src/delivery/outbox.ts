@@ -140,7 +140,8 @@ export interface SettledLogColumns {
 /** SQL: the join and the columns of `SettledLogColumns` for events `e` (of the organization `:orgId`). */
 export const SETTLED_LOG = {
   join: (e: string) => `LEFT JOIN message_logs sl ON sl.organization_id = :orgId AND sl.id = ${e}.settled_log_id`,
-  columns: 'sl.recipients AS settled_recipients, sl.provider_ids AS settled_provider_ids',
+  // The provider ids as JSON: parsed natively, where an array's text is parsed character by character.
+  columns: 'sl.recipients AS settled_recipients, array_to_json(sl.provider_ids) AS settled_provider_ids',
 };
 
 /**
