@@ -4,8 +4,8 @@
 // interleaved rounds after an untimed warm-up. Prints the rates (contacts/s), Herald's peak resident
 // memory, and `ratio: <export rate / COPY rate>`; the goal is the export at half COPY's rate at least.
 // Once, for scale, it also times COPY writing the export's own content (each contact's group names
-// looked up as the export does, consent, one column per attribute, ISO times): what Postgres alone
-// takes for the same file.
+// looked up per contact, consent, one column per attribute, ISO times): what Postgres alone takes
+// for the same file.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
@@ -66,10 +66,10 @@ try {
   );
   // Each contact in one of four regions, and every third one also in VIP.
   await pool.query(
-    `INSERT INTO contact_groups (organization_id, contact_id, group_id)
-     SELECT $1, id, ($2::uuid[])[1 + abs(hashtext(id::text)) % 4] FROM contacts WHERE organization_id = $1
+    `INSERT INTO contact_groups (organization_id, contact_id, group_id, contact_created_at)
+     SELECT $1, id, ($2::uuid[])[1 + abs(hashtext(id::text)) % 4], created_at FROM contacts WHERE organization_id = $1
      UNION ALL
-     SELECT $1, id, $3 FROM contacts WHERE organization_id = $1 AND abs(hashtext(id::text)) % 3 = 0`,
+     SELECT $1, id, $3, created_at FROM contacts WHERE organization_id = $1 AND abs(hashtext(id::text)) % 3 = 0`,
     [orgId, groups.slice(0, 4), groups[4]],
   );
   await pool.query('UPDATE contacts SET unsubscribed = $2 WHERE organization_id = $1 AND phone LIKE $3', [orgId, JSON.stringify({ sms: { at: new Date().toISOString(), source: 'api' } }), '%7']);

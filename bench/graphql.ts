@@ -33,10 +33,10 @@ try {
        SELECT $1, 'Contact ' || i, 'contact' || i || '@example.com', '+2547' || lpad((10000000 + i)::text, 8, '0'),
               ARRAY['bench', CASE WHEN i % 2 = 1 THEN 'odd' ELSE 'even' END], date_trunc('milliseconds', now()) - i * interval '1 ms'
        FROM generate_series(0, $2 - 1) AS i
-       RETURNING id, name
+       RETURNING id, name, created_at
      ), g AS (SELECT id, row_number() OVER (ORDER BY name) - 1 AS k FROM groups WHERE organization_id = $1)
-     INSERT INTO contact_groups (organization_id, contact_id, group_id)
-     SELECT $1, c.id, g.id FROM c JOIN g ON g.k = substring(c.name from 9)::int % 3`,
+     INSERT INTO contact_groups (organization_id, contact_id, group_id, contact_created_at)
+     SELECT $1, c.id, g.id, c.created_at FROM c JOIN g ON g.k = substring(c.name from 9)::int % 3`,
     [orgId, CONTACTS],
   );
   const authHeader = { authorization: `Bearer ${token}` };

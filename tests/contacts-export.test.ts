@@ -246,8 +246,8 @@ describe('GET /contacts/export', () => {
       [o.orgId],
     );
     await herald.db.raw(
-      `INSERT INTO contact_groups (organization_id, contact_id, group_id)
-       SELECT organization_id, id, ? FROM contacts WHERE organization_id = ? AND name LIKE 'Bulk %'`,
+      `INSERT INTO contact_groups (organization_id, contact_id, group_id, contact_created_at)
+       SELECT organization_id, id, ?, created_at FROM contacts WHERE organization_id = ? AND name LIKE 'Bulk %'`,
       [groups[0]._id, o.orgId],
     );
     const res = await fetch(`${herald.url}/contacts/export`, { headers: { authorization: `Bearer ${o.token}` } });

@@ -154,11 +154,11 @@ export const updateMatched = (by: MatchBy) =>
            updated_at = :now
        FROM batch b
        WHERE ${matches(by, 'c')}
-       RETURNING c.id, b.match_key, b.leaves
+       RETURNING c.id, c.created_at, b.match_key, b.leaves
      ),
      joined AS (
-       INSERT INTO contact_groups (organization_id, contact_id, group_id)
-       SELECT :orgId, updated.id, g FROM updated CROSS JOIN unnest(:groups::uuid[]) AS g
+       INSERT INTO contact_groups (organization_id, contact_id, group_id, contact_created_at)
+       SELECT :orgId, updated.id, g, updated.created_at FROM updated CROSS JOIN unnest(:groups::uuid[]) AS g
        ON CONFLICT DO NOTHING
        RETURNING contact_id, group_id
      ),
@@ -190,11 +190,11 @@ export const insertUnmatched = (by: MatchBy) =>
        FROM batch b
        WHERE b.name IS NOT NULL AND NOT EXISTS (SELECT 1 FROM contacts c WHERE ${matches(by, 'c')})
        ORDER BY b.match_key
-       RETURNING id
+       RETURNING id, created_at
      ),
      joined AS (
-       INSERT INTO contact_groups (organization_id, contact_id, group_id)
-       SELECT :orgId, created.id, g FROM created CROSS JOIN unnest(:groups::uuid[]) AS g
+       INSERT INTO contact_groups (organization_id, contact_id, group_id, contact_created_at)
+       SELECT :orgId, created.id, g, created.created_at FROM created CROSS JOIN unnest(:groups::uuid[]) AS g
        RETURNING contact_id, group_id
      ),
      by_creation AS (${triggerSql('(SELECT id AS contact_id FROM created)', 'contact.created')}),

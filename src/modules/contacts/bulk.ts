@@ -78,13 +78,13 @@ const touched = (table: string) => `UPDATE contacts SET updated_at = date_trunc(
 
 /** The matching contacts join the group (a membership is part of the contact: its `updatedAt` moves). */
 async function addToGroup(t: Tenant, match: Match, group: string): Promise<number> {
-  const rows = t.scoped('contacts').modify(match).select(t.db.raw('?::uuid', [t.orgId]), 'contacts.id', t.db.raw('?::uuid', [group]));
+  const rows = t.scoped('contacts').modify(match).select(t.db.raw('?::uuid', [t.orgId]), 'contacts.id', t.db.raw('?::uuid', [group]), 'contacts.created_at');
   // The contacts that joined trigger the group's automated campaigns, in the same statement.
   const fired = triggers.triggerSql('(SELECT contact_id, ?::uuid AS group_id FROM added)', 'contact.added_to_group').replaceAll(':orgId', '?');
   try {
     const result = (await t.db.raw(
       `WITH added AS (
-         INSERT INTO contact_groups (organization_id, contact_id, group_id) ?
+         INSERT INTO contact_groups (organization_id, contact_id, group_id, contact_created_at) ?
          ON CONFLICT DO NOTHING RETURNING contact_id),
        fired AS (${fired})
        ${touched('added')}`,

@@ -111,12 +111,16 @@ async function setGroups(trx: Knex.Transaction, orgId: string, contactId: string
 async function addGroups(db: Knex | Knex.Transaction, orgId: string, contactId: string, groupIds: string[]): Promise<string[]> {
   if (!groupIds.length) return [];
   try {
-    const added = (await db('contact_groups')
-      .insert([...new Set(groupIds)].map((group_id) => ({ organization_id: orgId, contact_id: contactId, group_id })))
-      .onConflict(['organization_id', 'contact_id', 'group_id'])
-      .ignore()
-      .returning('group_id')) as { group_id: string }[];
-    return added.map((r) => r.group_id);
+    // With the contact's created_at, which a membership carries (the export reads memberships in list order).
+    const { rows } = (await db.raw(
+      `INSERT INTO contact_groups (organization_id, contact_id, group_id, contact_created_at)
+       SELECT c.organization_id, c.id, g.id, c.created_at FROM contacts c CROSS JOIN unnest(?::uuid[]) AS g(id)
+       WHERE c.organization_id = ? AND c.id = ?
+       ON CONFLICT (organization_id, contact_id, group_id) DO NOTHING
+       RETURNING group_id`,
+      [[...new Set(groupIds)], orgId, contactId],
+    )) as { rows: { group_id: string }[] };
+    return rows.map((r) => r.group_id);
   } catch (err) {
     if (isForeignKeyViolation(err)) throw validationFailed([{ field: 'groups', message: 'groups contains unknown group ids' }]);
     throw err;
