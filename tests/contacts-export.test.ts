@@ -12,7 +12,7 @@ import type { Herald } from '../src/server.js';
 import { makeContact, makeGroup } from './helpers/contacts-groups.js';
 import { expectError, expectValidation } from './helpers/expect.js';
 import { addUser, createApiKey, heraldWithOrgs, signupOrg, TEST_JWT_SECRET, waitFor, type Client, type Credential, type Org, type Reply } from './helpers/herald.js';
-import { expectEachWithOrganization, tenantStatementsOf } from './helpers/statements.js';
+import { expectEachWithOrganization, isCitus, tenantStatementsOf } from './helpers/statements.js';
 
 /**
  * platform.md, "Contacts in bulk": `GET /contacts/export` streams the filtered contacts as CSV, in
@@ -34,6 +34,13 @@ const FIXED = ['id', 'name', 'email', 'phone', 'countryCode', 'organization', 't
 const TIMES = ['createdAt', 'updatedAt'];
 
 type Row = Record<string, string>;
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Parent Relationship'?: string;
+  Plans?: PlanNode[];
+}
 
 /** The CSV of a reply, as records keyed by the header (and the header itself). */
 function csvOf(res: Reply): { header: string[]; rows: Row[] } {
@@ -230,6 +237,46 @@ describe('GET /contacts/export', () => {
     await explain.connect();
     try {
       await expectEachWithOrganization(explain, statements, org.orgId);
+    } finally {
+      await explain.end();
+    }
+  });
+
+  test("a page's groups are read beside it in the list's order, not looked up contact by contact", async () => {
+    const { org: o, cred } = await freshOrg();
+    const groups = await Promise.all(['North', 'South', 'VIP'].map((name) => makeGroup(api, cred, { name })));
+    await herald.db.raw(
+      `INSERT INTO contacts (organization_id, name, email, created_at)
+       SELECT ?, 'Planned ' || i, 'planned' || i || '@example.com', timestamptz '2026-01-01' + i * interval '1 ms' FROM generate_series(1, 12000) AS i`,
+      [o.orgId],
+    );
+    await herald.db.raw(
+      `INSERT INTO contact_groups (organization_id, contact_id, group_id, contact_created_at)
+       SELECT c.organization_id, c.id, g.id, c.created_at FROM contacts c JOIN unnest(?::uuid[]) WITH ORDINALITY AS g(id, n) ON g.n = 1 + abs(hashtext(c.id::text)) % 3
+       WHERE c.organization_id = ?`,
+      [groups.map((g) => g._id), o.orgId],
+    );
+    await herald.db.raw('VACUUM ANALYZE contacts, contact_groups');
+    const { result, statements } = await tenantStatementsOf(herald.db, () => api.get('/contacts/export', cred));
+    expect(csvOf(result).rows).toHaveLength(12_000);
+    // The first page and those after it (they start after the previous page's last contact).
+    const pages = statements.filter((s) => s.sql.includes('array_to_string'));
+    expect(pages).toHaveLength(3);
+    const explain = new pg.Client({ connectionString: process.env.HERALD_TEST_DATABASE_URL });
+    await explain.connect();
+    try {
+      if (await isCitus(explain)) return; // the shard's plan is the worker's; plain Postgres shows the same statement's
+      for (const page of pages.slice(0, 2)) {
+        const { rows } = await explain.query(`EXPLAIN (FORMAT JSON) ${page.sql}`, page.bindings);
+        const reads: { index?: string; perContact: boolean }[] = [];
+        const walk = (node: PlanNode, perContact: boolean) => {
+          if (node['Relation Name'] === 'contact_groups') reads.push({ index: node['Index Name'], perContact });
+          // Under a subplan, or the inner side of a nested loop, a scan runs once per outer row.
+          node.Plans?.forEach((child, i) => walk(child, perContact || child['Parent Relationship'] === 'SubPlan' || (node['Node Type'] === 'Nested Loop' && i === 1)));
+        };
+        walk(rows[0]['QUERY PLAN'][0].Plan, false);
+        expect(reads).toEqual([{ index: 'contact_groups_list_order_idx', perContact: false }]);
+      }
     } finally {
       await explain.end();
     }
