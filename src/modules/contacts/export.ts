@@ -51,7 +51,8 @@ interface Keyset {
  * The memberships from where a page starts, one row of group ids per contact, in the list's order
  * (the index contact_groups_list_order_idx holds them so). Merge-joined with the page's contacts, it
  * is read as far as the page goes: a whole export reads each membership once at most, where a lookup
- * per contact read a random page of the memberships' key each.
+ * per contact read a random page of the memberships' key each. The price is a filter that matches
+ * few contacts far apart: their pages still read the memberships of every contact between them.
  */
 function membershipsFrom(t: Tenant, after: Keyset | null) {
   const q = t
