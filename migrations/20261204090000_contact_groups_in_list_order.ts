@@ -8,7 +8,9 @@ import type { Knex } from 'knex';
  *
  * The copy is the contact's own: the memberships' key to their contact takes the time with the id
  * (the list's index on contacts becomes unique for it, as it already is by the id in it), so a
- * membership written with another time is refused, and one follows its contact if the time moves.
+ * membership written with another time is refused, and a contact's time cannot change while it has
+ * memberships (nothing changes it). Not `ON UPDATE CASCADE`: Citus refuses it on a key that holds
+ * the distribution column.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw('ALTER TABLE contact_groups ADD COLUMN contact_created_at timestamptz');
@@ -24,7 +26,7 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
     ALTER TABLE contact_groups ADD CONSTRAINT contact_groups_contact_fkey
     FOREIGN KEY (organization_id, contact_id, contact_created_at) REFERENCES contacts (organization_id, id, created_at)
-    ON DELETE CASCADE ON UPDATE CASCADE`);
+    ON DELETE CASCADE`);
   await knex.raw('CREATE INDEX contact_groups_list_order_idx ON contact_groups (organization_id, contact_created_at, contact_id, group_id)');
 }
 
