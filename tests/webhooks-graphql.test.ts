@@ -1,6 +1,6 @@
 import type { Herald } from '../src/server.js';
 import { startWebhookReceiver, verifies, type WebhookReceiver } from './fakes/webhook-receiver.js';
-import { heraldWithOrgs, type Client, type Org } from './helpers/herald.js';
+import { heraldWithOrgs, signupOrg, type Client, type Org } from './helpers/herald.js';
 
 /**
  * platform.md, "Outbound webhooks", through the GraphQL door: the same operations as REST
@@ -70,6 +70,28 @@ test('an endpoint is created, tested, listed with its attempts and events, rotat
   expect(updated.body.data.updateWebhookEndpoint).toMatchObject({ enabled: false, description: null, eventTypes: [] });
   const deleted = await api.gql(`mutation($id: ID!) { deleteWebhookEndpoint(id: $id) { message } }`, { id: endpoint._id }, { token: org.token });
   expect(deleted.body.data.deleteWebhookEndpoint.message).toBe('Webhook endpoint deleted successfully');
+});
+
+test("a send's message.sent shows through GraphQL as it was delivered: its log's recipients, read from the log", async () => {
+  const own = await signupOrg(api);
+  const created = await api.gql(
+    `mutation($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { secret endpoint { _id } } }`,
+    { input: { url: `${receiver.url}/graphql-sent`, eventTypes: ['MESSAGE_SENT'] } },
+    { token: own.token },
+  );
+  expect(created.body.errors).toBeUndefined();
+  const to = ['gql.one@example.com', 'gql.two@example.com'];
+  const sent = await api.post('/notifications/send', { type: 'email', to, subject: 'Hi', message: 'Hello there' }, { token: own.token });
+  expect(sent.status).toBe(200);
+  const arrived = await receiver.waitForRequest((r) => r.path === '/graphql-sent' && r.body?.type === 'message.sent');
+  expect(verifies(arrived, created.body.data.createWebhookEndpoint.secret)).toBe(true);
+  expect(arrived.body.data.recipients).toEqual(to.map((recipient, i) => ({ recipient, position: i + 1 })));
+  const seen = await api.gql(`query($id: ID!) { webhookEvent(id: $id) { type data } }`, { id: arrived.id }, { token: own.token });
+  expect(seen.body.errors).toBeUndefined();
+  expect(seen.body.data.webhookEvent).toEqual({ type: 'message.sent', data: arrived.body.data });
+  // The event is the organization's own: another neither sees it nor its log's recipients.
+  const foreign = await api.gql(`query($id: ID!) { webhookEvent(id: $id) { data } }`, { id: arrived.id }, { token: org.token });
+  expect(foreign.body.errors![0].extensions.code).toBe('FORBIDDEN');
 });
 
 test("another organization's endpoint is FORBIDDEN and a bad URL names its field", async () => {
