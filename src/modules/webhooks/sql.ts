@@ -75,9 +75,10 @@ export const releaseDeliveries = statement<{ orgId: string; endpointId: string; 
 /**
  * The attempts of some deliveries of one endpoint (`jsonRows` of `{ event_id, attempt, succeeded,
  * response_status, duration_ms, response, error, attempted_at, status, next_attempt_at }`), their
- * deliveries' new state (an attempt is kept only with its delivery: they have no foreign key), and the endpoint's summary: `:lastSuccessAt`/`:lastFailureAt` (null: none
- * in these), `:failuresAfter` (failures after the last success among these, or all of them when
- * none succeeded), `:disable` (a reason, or null).
+ * deliveries' new state (an attempt is kept only with the delivery it moved: they have no foreign
+ * key), and the endpoint's summary: `:lastSuccessAt`/`:lastFailureAt` (null: none in these),
+ * `:failuresAfter` (failures after the last success among these, or all of them when none
+ * succeeded), `:disable` (a reason, or null).
  */
 export const recordAttempts = statement<{
   orgId: string;
