@@ -92,3 +92,31 @@ test('1,000,000 rows: bounded memory; kill -9 mid-merge leaves whole batches, a 
   expect(Math.max(...peaks)).toBeLessThan(512);
   await workers.stop(successor);
 }, 600_000);
+
+test('a worker told to stop (SIGTERM) mid-import gives it up: another worker resumes it at once, not after the lease, each row once', async () => {
+  const rows = 200_000;
+  const org = await signupOrg(api);
+  const lines = ['name,email'];
+  for (let i = 0; i < rows; i++) lines.push(`Stopped ${i},stopped.${i}@example.com`);
+  const upload = await api.raw('POST', '/contacts/import', lines.join('\n'), { token: org.token }, { 'content-type': 'text/csv' });
+  expect(upload.status).toBe(202);
+  const id = upload.body._id as string;
+
+  // A lease far longer than the test: only a lease given up lets the successor claim the import.
+  const lease = { CAMPAIGN_LEASE_SECONDS: '600' };
+  const stopping = workers.start(lease);
+  await waitFor(() => counts(org, id), (c) => c.created >= 20_000, 120_000);
+  await workers.stop(stopping, 'SIGTERM');
+  const atStop = await counts(org, id);
+  expect(atStop.status).toBe('running');
+  expect(atStop.contacts).toBe(atStop.created);
+  expect(atStop.created).toBeLessThan(rows);
+  const [given] = (await herald.db('contact_imports').where({ organization_id: org.orgId, id }).select('leased_until')) as { leased_until: Date }[];
+  expect(given!.leased_until.getTime()).toBeLessThanOrEqual(Date.now());
+
+  const successor = workers.start(lease);
+  const done = await waitFor(() => api.get(`/contact-imports/${id}`, { token: org.token }), (r) => r.body.status === 'completed', 120_000);
+  expect(done.body).toMatchObject({ status: 'completed', rowsTotal: rows, created: rows, failed: 0 });
+  expect(await counts(org, id)).toMatchObject({ contacts: rows, addresses: rows });
+  await workers.stop(successor);
+}, 300_000);

@@ -18,6 +18,7 @@ function startRunner(deps: WorkerDeps, connectionString: string, taskList: TaskL
     taskList,
     preset: {
       worker: {
+        gracefulShutdownAbortTimeout: ABORT_JOBS_AFTER_MS,
         localQueue: { size: Math.max(10, deps.config.workerConcurrency * 5) },
         // Record job outcomes through graphile-worker's batching path, which retries with backoff
         // (minutes) while Postgres is away. Unbatched, a failure to record one is left as an
@@ -29,12 +30,55 @@ function startRunner(deps: WorkerDeps, connectionString: string, taskList: TaskL
   } as Parameters<typeof run>[0]);
 }
 
+/**
+ * Stopping, running jobs get this long to end by themselves; then their `abortSignal` asks them to
+ * stop (a long task, the contact import, leaves at its next row or batch for another worker to resume).
+ */
+export const ABORT_JOBS_AFTER_MS = 5_000;
+/**
+ * A job still running this long after the stop began is failed back to the queue, which hands it to
+ * another worker within seconds (every task is safe to run twice), and the stop goes on: a job
+ * never holds a process's shutdown longer than this.
+ */
+export const KILL_JOBS_AFTER_MS = 20_000;
+
 export interface Workers {
   stop(): Promise<void>;
 }
 
 /** What supervision needs of a graphile-worker runner. */
-export type RunnerLike = Pick<Runner, 'promise' | 'stop'>;
+export type RunnerLike = Pick<Runner, 'promise' | 'stop' | 'kill'> & { events?: Pick<Runner['events'], 'on'> };
+
+/** The jobs a runner is running, as task names by job id (for what a slow stop says it waits on). */
+function runningJobs(runner: RunnerLike): Map<string, string> {
+  const running = new Map<string, string>();
+  runner.events?.on('job:start', ({ job }) => running.set(job.id, job.task_identifier));
+  runner.events?.on('job:complete', ({ job }) => running.delete(job.id));
+  return running;
+}
+
+/**
+ * Stops `runner`: no new jobs, running ones end (asked to after ABORT_JOBS_AFTER_MS); those still
+ * running after KILL_JOBS_AFTER_MS are failed back to the queue, logged, and the stop returns.
+ */
+async function stopRunner(runner: RunnerLike, running: Map<string, string>, log: Logger): Promise<void> {
+  let late: NodeJS.Timeout | undefined;
+  const stopped = runner.stop().catch((err: unknown) => log.warn({ err }, 'queue workers stopped with an error'));
+  const killed = new Promise<void>((resolve) => {
+    late = setTimeout(() => {
+      log.warn({ jobs: [...running.values()] }, 'jobs still running as the workers stop: handed back to the queue for another worker');
+      runner
+        .kill('stopping')
+        .catch((err: unknown) => log.warn({ err }, 'queue workers could not hand their jobs back'))
+        .finally(resolve);
+    }, KILL_JOBS_AFTER_MS);
+  });
+  try {
+    await Promise.race([stopped, killed]);
+  } finally {
+    clearTimeout(late);
+  }
+}
 
 /**
  * Keeps a runner running: when it ends without being asked to (graphile-worker shuts its pool down
@@ -43,6 +87,7 @@ export type RunnerLike = Pick<Runner, 'promise' | 'stop'>;
  */
 export async function supervise(start: () => Promise<RunnerLike>, log: Logger, onStart: () => Promise<void> = async () => {}): Promise<Workers> {
   let runner: RunnerLike | null = null;
+  let running = new Map<string, string>();
   let stopping = false;
   let timer: NodeJS.Timeout | undefined;
 
@@ -64,6 +109,7 @@ export async function supervise(start: () => Promise<RunnerLike>, log: Logger, o
         (next) => {
           if (stopping) return void next.stop().catch(() => undefined);
           runner = next;
+          running = runningJobs(next);
           watch(next);
           onStart().catch((err: unknown) => log.warn({ err }, 'queue workers restarted, but their start-up step failed'));
         },
@@ -76,6 +122,7 @@ export async function supervise(start: () => Promise<RunnerLike>, log: Logger, o
   };
 
   runner = await start();
+  running = runningJobs(runner);
   watch(runner);
   await onStart();
   return {
@@ -84,7 +131,7 @@ export async function supervise(start: () => Promise<RunnerLike>, log: Logger, o
       clearTimeout(timer);
       const current = runner;
       runner = null;
-      await current?.stop().catch((err: unknown) => log.warn({ err }, 'queue workers stopped with an error'));
+      if (current) await stopRunner(current, running, log);
     },
   };
 }

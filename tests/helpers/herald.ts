@@ -24,7 +24,35 @@ export async function startTestHerald(env: Record<string, string> = {}): Promise
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...env,
   });
-  return startHerald(config, createLogger(config));
+  return watchedStop(await startHerald(config, createLogger(config)));
+}
+
+/**
+ * `herald`, whose `stop` says on stderr what it is still waiting on when it takes over 30 s (a test
+ * file's hook gives it 60): the pool's connections in use and waited for, the requests' background
+ * work, and the process's active resources. A stop that hangs in CI then leaves a clue in the log.
+ */
+function watchedStop(herald: Herald): Herald {
+  const stop = herald.stop;
+  herald.stop = async () => {
+    const pool = (herald.db.client as { pool?: { numUsed(): number; numFree(): number; numPendingAcquires(): number } }).pool;
+    const watch = setTimeout(() => {
+      const state = {
+        url: herald.url,
+        pool: pool && { used: pool.numUsed(), free: pool.numFree(), waiting: pool.numPendingAcquires() },
+        background: herald.deps.background.size,
+        resources: process.getActiveResourcesInfo(),
+      };
+      process.stderr.write(`Herald's stop is still waiting after 30 s: ${JSON.stringify(state)}\n`);
+    }, 30_000);
+    watch.unref();
+    try {
+      await stop();
+    } finally {
+      clearTimeout(watch);
+    }
+  };
+  return herald;
 }
 
 export interface Reply<T = any> {

@@ -25,6 +25,7 @@ import {
   markStaged,
   nameless,
   readChunk,
+  releaseImport,
   stagingProgress,
   updateMatched,
   type ImportRow,
@@ -44,11 +45,14 @@ export interface StoredOptions extends Omit<ImportOptions, 'mapping'> {
   layout: Layout;
 }
 
-/** Why an import stopped short: the file was malformed (it fails) or it was canceled (it stops). */
+/**
+ * Why an import stopped short: the file was malformed (it fails), it was canceled (it stops), or this
+ * worker is stopping (`interrupted`: it gives the import up for the job's retry to resume).
+ */
 class Stop extends Error {
   constructor(
     /** `superseded`: another worker took the import over (this one was too slow to renew its lease): it carries on, this one leaves. */
-    readonly reason: 'failed' | 'canceled' | 'superseded',
+    readonly reason: 'failed' | 'canceled' | 'superseded' | 'interrupted',
     message: string = reason,
   ) {
     super(message);
@@ -61,6 +65,11 @@ async function stopped(deps: Deps, job: ImportRow): Promise<Stop> {
     | Pick<ImportRow, 'status' | 'attempts'>
     | undefined;
   return new Stop(now?.status === 'running' && now.attempts !== job.attempts ? 'superseded' : 'canceled');
+}
+
+/** Leaves when the worker asks its jobs to stop (its process is shutting down). */
+function leaveIfAsked(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new Stop('interrupted', 'the worker is stopping');
 }
 
 const leaseUntil = (deps: Deps) => new Date(Date.now() + deps.config.campaignLeaseSeconds * 1000);
@@ -84,7 +93,7 @@ const firstLine = (record: string[], lastLine: number) => lastLine - record.redu
  * and the next reads the file again. A file that cannot be parsed, or holds more than 1,000,000 rows,
  * fails the import before anything is merged.
  */
-async function stage(deps: Deps, job: ImportRow, options: StoredOptions): Promise<void> {
+async function stage(deps: Deps, job: ImportRow, options: StoredOptions, signal?: AbortSignal): Promise<void> {
   const orgId = job.organization_id;
   const org = (await deps.db('organizations').where('organizations.id', orgId).first('country')) as { country: string } | undefined;
   const rules: RowRules = { layout: options.layout, orgCountry: org?.country ?? null, dotlessDomains: !deps.config.blockPrivateHosts };
@@ -101,6 +110,7 @@ async function stage(deps: Deps, job: ImportRow, options: StoredOptions): Promis
       writableObjectMode: true,
       async transform({ record, info }: { record: string[]; info: { lines: number } }, _enc, done) {
         try {
+          leaveIfAsked(signal);
           rows++;
           if (rows > MAX_ROWS) throw new Stop('failed', `the file has more than ${MAX_ROWS.toLocaleString('en')} rows`);
           const staged = stageRow(record, firstLine(record, info.lines), rules);
@@ -171,11 +181,12 @@ const leftEntry = (at: Date) => JSON.stringify({ at: at.toISOString(), source: '
  * each ending with the resume point and the counters; the import's row is locked first, so a cancel
  * is seen before a batch and never lands in the middle of one.
  */
-async function merge(deps: Deps, job: ImportRow, options: StoredOptions): Promise<void> {
+async function merge(deps: Deps, job: ImportRow, options: StoredOptions, signal?: AbortSignal): Promise<void> {
   const orgId = job.organization_id;
   const by = options.layout.matchBy;
   let after = job.merged_through ?? '';
   for (let merged = 0; ; merged++) {
+    leaveIfAsked(signal);
     // The planner's idea of the organization's contacts must keep up with the import: estimated at
     // a handful (an organization new to the statistics, or grown since they were taken), a batch's
     // lookup of existing contacts was planned as a scan of all of them per row, and the import grew
@@ -240,8 +251,10 @@ async function leaveChannels(trx: Parameters<typeof setSubscription>[0], orgId: 
  * Runs an import to its end, or as far as this worker gets: claims it (a second import of the
  * organization waits: this returns and the running one starts it when it ends), stages the file
  * unless an earlier attempt did, merges from the last whole batch, and ends it. Safe to run twice.
+ * When `signal` aborts, it leaves at the next row or batch, gives its lease up and throws, so that
+ * the job's retry resumes the import.
  */
-export async function runImport(deps: Deps, orgId: string, importId: string): Promise<'done' | 'waiting' | 'gone'> {
+export async function runImport(deps: Deps, orgId: string, importId: string, signal?: AbortSignal): Promise<'done' | 'waiting' | 'gone'> {
   let job: ImportRow | undefined;
   try {
     [job] = await run(deps.db, claimImport, { orgId, importId, now: new Date(), leasedUntil: leaseUntil(deps) });
@@ -254,15 +267,19 @@ export async function runImport(deps: Deps, orgId: string, importId: string): Pr
   let outcome: { status: 'completed' | 'failed'; failure: string | null } | null = { status: 'completed', failure: null };
   try {
     if (!job.staged) {
-      await stage(deps, job, options);
+      await stage(deps, job, options, signal);
       // Fresh statistics for the rows just copied: planned without them, the first batch's insert
       // took 20 times as long as the next ones.
       await deps.db.raw('ANALYZE contact_import_rows');
     }
-    await merge(deps, job, options);
+    await merge(deps, job, options, signal);
   } catch (err) {
     if (!(err instanceof Stop)) throw err;
     if (err.reason === 'superseded') return 'gone';
+    if (err.reason === 'interrupted') {
+      await run(deps.db, releaseImport, { orgId, importId, attempt: job.attempts, now: new Date() });
+      throw err;
+    }
     outcome = err.reason === 'failed' ? { status: 'failed', failure: err.message } : null;
   }
   if (outcome) {

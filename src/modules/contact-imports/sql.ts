@@ -240,6 +240,17 @@ export const finishImport = statement<{ orgId: string; importId: string; attempt
    ${announce('moved')}`,
 );
 
+/**
+ * A worker that stops mid-import gives its lease up: the import stays running, and the job's retry
+ * (on any worker) claims it at once and resumes after the last whole batch.
+ */
+export const releaseImport = statement<{ orgId: string; importId: string; attempt: number; now: Date }, { id: string }>(
+  'herald_contact_import_release',
+  `UPDATE contact_imports SET leased_until = :now, updated_at = :now
+   WHERE organization_id = :orgId AND id = :importId AND status = 'running' AND attempts = :attempt
+   RETURNING id`,
+);
+
 /** A queued or running import is canceled: a running one stops before its next batch (the one under way rolls back or ends first). */
 export const cancelImport = statement<{ orgId: string; importId: string; now: Date }, ImportRow>(
   'herald_contact_import_cancel',

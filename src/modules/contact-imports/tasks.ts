@@ -5,12 +5,15 @@ import { IMPORT_TASK, importJob } from './jobs.js';
 import { runImport } from './runner.js';
 import { nextQueued } from './sql.js';
 
-/** The contact imports' queue task: runs the import, then starts the organization's next one waiting. */
+/**
+ * The contact imports' queue task: runs the import, then starts the organization's next one waiting.
+ * A worker that stops mid-import throws after giving it up; the job's retry resumes it.
+ */
 export function importTasks(deps: Deps): TaskList {
   return {
-    [IMPORT_TASK]: async (payload) => {
+    [IMPORT_TASK]: async (payload, helpers) => {
       const { orgId, importId } = payload as { orgId: string; importId: string };
-      const outcome = await runImport(deps, orgId, importId);
+      const outcome = await runImport(deps, orgId, importId, helpers.abortSignal);
       if (outcome !== 'done') return;
       const [next] = await run(deps.db, nextQueued, { orgId });
       if (next) await deps.queue.add(importJob(orgId, next.id));
