@@ -122,8 +122,12 @@ export const settleBatches = statement<
             WHERE m.settled_at IS NULL
           RETURNING m.id, m.campaign_id, m.channel, m.test, m.success_count, m.failed_count, m.settled_at),
         -- The completion time is selected here, as Citus calls no function that is not immutable
-        -- inside a CASE of an UPDATE.
-        n AS (SELECT coalesce(sum(sent), 0) AS sent, coalesce(sum(failed), 0) AS failed, coalesce(sum(refund), 0) AS refund, now() AS settled_at
+        -- inside a CASE of an UPDATE. \`logs\` reads \`logged\`, so that the logs (and their recipient
+        -- index entries) are written before \`counted\` takes the campaign's row: Postgres runs a
+        -- data-modifying step when its rows are first read, and the row is held from then until the
+        -- commit, so the campaign's other settles wait for as short a time as can be.
+        n AS (SELECT coalesce(sum(sent), 0) AS sent, coalesce(sum(failed), 0) AS failed, coalesce(sum(refund), 0) AS refund, now() AS settled_at,
+                     (SELECT count(*) FROM logged) AS logs
               FROM settled),
         counted AS (
           UPDATE campaigns c SET sent = c.sent + n.sent, failed = c.failed + n.failed,
