@@ -272,6 +272,13 @@ async function claim(db: Db, ref: ChunkRef, unitCost: number, leaseSeconds: numb
   return { claimed, short };
 }
 
+/** A batch's recipients as settled: failed with their reason at the positions in `errors`, the rest succeeded. */
+const outcomesOf = (addresses: string[], errors: Map<number, string>) =>
+  addresses.map((recipient, i) => {
+    const error = errors.get(i);
+    return error === undefined ? { recipient, status: 'success' } : { recipient, status: 'failed', error };
+  });
+
 /**
  * Settles prepared batches in one transaction: the batches still `sending`, their logs and the
  * campaign's counters, announced to the API processes (one statement), then the release of what
@@ -288,27 +295,33 @@ async function settle(db: Db, ref: ChunkRef, senderUserId: string | null, prepar
     let firstNetwork: string | null = null;
     let sentNetwork: string | null = null;
     let providerIds: (string | null)[] | null = null;
-    const outcomes = batch.addresses.map((recipient, i) => {
+    // Why each recipient failed, by position: made at the first failure, so that a batch sent whole
+    // (the common case) builds no per-recipient outcome at all.
+    let errors: Map<number, string> | null = null;
+    for (let i = 0; i < size; i++) {
       const error = failures[i];
       if (error) {
         firstNetwork ??= 'herald';
-        return { recipient, status: 'failed', error };
+        (errors ??= new Map()).set(i, error);
+        continue;
       }
       const r = results[next++]!;
       firstNetwork ??= r.network;
       if (r.providerMessageId) (providerIds ??= batch.addresses.map(() => null))[i] = r.providerMessageId;
-      if (!r.ok) return { recipient, status: 'failed', error: r.error ?? 'Delivery failed' };
+      if (!r.ok) {
+        (errors ??= new Map()).set(i, r.error ?? 'Delivery failed');
+        continue;
+      }
       sent++;
       sentNetwork ??= r.network;
       cost += costs[i]!;
-      return { recipient, status: 'success' };
-    });
+    }
     const network = sentNetwork ?? firstNetwork;
     return {
       batch_no: batch.batch_no,
       log_id: batch.logId,
       // All succeeded: the statement writes the batch's addresses as they are (their stored form).
-      recipients: sent === size ? null : settledRecipientsJson(outcomes),
+      recipients: errors === null ? null : settledRecipientsJson(outcomesOf(batch.addresses, errors)),
       sent,
       failed: size - sent,
       cost: round2(cost),
