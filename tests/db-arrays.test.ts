@@ -18,6 +18,8 @@ test.each([
   ['one empty string', ['']],
   ['a NULL at either end', ['NULL', '+254712345678', 'null']],
   ['an element with a comma among plain ones', ['+254712345678', 'a,b', '+254712345679']],
+  ['message bodies with spaces and commas, one missing', ['Hello Ada, your code is 1234', null, 'Hi {name}, see you', 'NULL and void', '']],
+  ['a body with a control character', ['Hello, Ada', 'bell\u0007 here', 'tab\t, there']],
   ['nothing', []],
 ])('%s come back exactly', async (_name, values) => {
   const { rows } = await client.query('SELECT $1::text[] AS a', [textArrayLiteral(values)]);

@@ -13,6 +13,16 @@ export function textArrayLiteral(values: readonly (string | null)[]): string {
     for (let i = joined.indexOf(','); i !== -1; i = joined.indexOf(',', i + 1)) commas++;
     if (commas === values.length - 1 && !UNSAFE.test(joined) && !EMPTY_OR_NULL.test(joined)) return `{${joined}}`;
   }
+  // Elements with spaces or commas (message bodies): JSON's array is the literal's, quoted elements
+  // and bare nulls, as long as JSON escaped nothing (a control character would
+  // be written as an escape array_in reads otherwise; quotes and backslashes it escapes alike, but
+  // they are rare enough to take the slow way). Nothing escaped when the lengths add up.
+  if (values.length) {
+    const json = JSON.stringify(values);
+    let plain = values.length + 1; // the brackets and the commas
+    for (const v of values) plain += v === null || v === undefined ? 4 : v.length + 2;
+    if (json.length === plain) return `{${json.slice(1, -1)}}`;
+  }
   let out = '{';
   for (let i = 0; i < values.length; i++) {
     const v = values[i];

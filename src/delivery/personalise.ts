@@ -1,4 +1,5 @@
 import type { Config } from '../config/config.js';
+import { textArrayLiteral } from '../db/arrays.js';
 import type { Db } from '../db/database.js';
 import { run } from '../db/statements.js';
 import { compile, pathsRead, render, TemplateRenderError, variablesRead, type CompiledTemplate } from '../lib/templates.js';
@@ -210,6 +211,6 @@ export async function contactsFor(
 ): Promise<Map<string, RecipientContact>> {
   const contacts = new Map<string, RecipientContact>();
   if (!addresses.length) return contacts;
-  for (const row of await run(db, contactsByAddress(channel === 'email', fields), { orgId, addresses })) contacts.set(row.address, row);
+  for (const row of await run(db, contactsByAddress(channel === 'email', fields), { orgId, addresses: textArrayLiteral(addresses) })) contacts.set(row.address, row);
   return contacts;
 }
