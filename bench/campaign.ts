@@ -11,7 +11,7 @@ import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { SANDBOX_RECEIPT_DELAYS_MS } from '../src/delivery/channels/sandbox.js';
-import { freshDatabase, median, startProcess, summary } from './lib/harness.js';
+import { cpuNow, freshDatabase, median, startProcess, summary } from './lib/harness.js';
 
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
@@ -93,13 +93,14 @@ try {
   const copyTimes: number[] = [];
   // Round 0 is an untimed warm-up of both (JIT, caches), as in the other benches.
   /** A campaign to every contact, launched and timed until it completes. */
-  async function campaignRun(name: string): Promise<{ id: string; ms: number; launchedAt: Date }> {
+  async function campaignRun(name: string): Promise<{ id: string; ms: number; launchedAt: Date; cpu: string }> {
     const created = (await fetch(`${herald.url}/campaigns`, {
       method: 'POST',
       headers: auth,
       body: JSON.stringify({ name, type: 'broadcast', channels: ['sms'], messages: { sms: { content: TEXT } } }),
     }).then((r) => r.json())) as { _id: string };
     const launchedAt = new Date();
+    const cpu0 = cpuNow(herald.child.pid!);
     const t0 = performance.now();
     const launched = (await fetch(`${herald.url}/campaigns/${created._id}/launch`, { method: 'POST', headers: auth }).then((r) => r.json())) as { status: string };
     if (launched.status !== 'active' && launched.status !== 'completed') throw new Error(`launch: ${JSON.stringify(launched)}`);
@@ -108,7 +109,9 @@ try {
       if (rows[0].status === 'completed') break;
       await new Promise((r) => setTimeout(r, 10));
     }
-    return { id: created._id, ms: performance.now() - t0, launchedAt };
+    const ms = performance.now() - t0;
+    const cpu1 = cpuNow(herald.child.pid!);
+    return { id: created._id, ms, launchedAt, cpu: `CPU Herald ${(cpu1.herald - cpu0.herald).toFixed(0)} ms, Postgres ${(cpu1.postgres - cpu0.postgres).toFixed(0)} ms` };
   }
 
   /**
@@ -129,7 +132,7 @@ try {
   }
 
   for (let round = 0; round <= ROUNDS; round++) {
-    const { id, ms: campaignMs, launchedAt } = await campaignRun(`Bench ${round}`);
+    const { id, ms: campaignMs, launchedAt, cpu } = await campaignRun(`Bench ${round}`);
     const created = { _id: id };
     await receiptsDone(id);
     const logged = await pool.query(`SELECT sum(json_array_length(recipients))::int AS n FROM message_logs WHERE campaign_id = $1`, [created._id]);
@@ -159,7 +162,7 @@ try {
       continue;
     }
     copyTimes.push(copyMs);
-    console.log(`  round ${round}: campaign ${campaignMs.toFixed(0)} ms (${((CONTACTS / campaignMs) * 1000).toFixed(0)} recipients/s), COPY ${copyTimes.at(-1)!.toFixed(0)} ms`);
+    console.log(`  round ${round}: campaign ${campaignMs.toFixed(0)} ms (${((CONTACTS / campaignMs) * 1000).toFixed(0)} recipients/s), COPY ${copyTimes.at(-1)!.toFixed(0)} ms; ${cpu}`);
   }
   console.log(`  exactly once: every contact in one log entry and one provider call, none twice`);
   const c = median(campaignTimes);

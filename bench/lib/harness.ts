@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -39,6 +39,37 @@ export async function freshDatabase(label: string): Promise<Database> {
       await stopServer();
     },
   };
+}
+
+/** CPU time (user + system, ms) a process has taken so far, from /proc (Linux); 0 when it is gone. */
+function cpuOf(pid: number | string): number {
+  try {
+    // Fields after the command (which may hold spaces) start at its closing parenthesis: utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+const CLOCK_TICKS = 100;
+
+/**
+ * CPU taken so far by the process `pid` (Herald) and by every Postgres process on the machine, in
+ * ms: read before and after a round, it says where the round's work went, which is steadier than
+ * wall time on a shared machine. (Postgres backends that ended meanwhile are not counted.)
+ */
+export function cpuNow(pid: number): { herald: number; postgres: number } {
+  let postgres = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') postgres += cpuOf(entry);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return { herald: cpuOf(pid), postgres };
 }
 
 export interface Proc {
