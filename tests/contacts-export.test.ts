@@ -155,6 +155,43 @@ describe('GET /contacts/export', () => {
     });
   });
 
+  test("a row's exact bytes: an empty text and a missing one are both an empty cell, never a quoted one", async () => {
+    const { org: o, cred } = await freshOrg();
+    const group = await makeGroup(api, cred, { name: 'Émigrés, "old"' });
+    // Written as they are stored, empty texts and nulls side by side (the API would not store an empty company).
+    const created = '2026-02-03 04:05:06.789+00';
+    const {
+      rows: [row],
+    } = (await herald.db.raw(
+      `INSERT INTO contacts (organization_id, name, email, phone, country_code, company, tags, attributes, unsubscribed, created_at, updated_at)
+       VALUES (?, 'Ann', '', '+254700000009', NULL, '', '{}', ?::jsonb, ?::jsonb, ?, '2026-02-03 04:05:06.7896+00')
+       RETURNING id`,
+      [o.orgId, JSON.stringify({ plan: '', seats: 3, note: 'a \\ b' }), JSON.stringify({ sms: { at: created, source: 'api' } }), created],
+    )) as { rows: { id: string }[] };
+    await herald.db.raw('INSERT INTO contact_groups (organization_id, contact_id, group_id, contact_created_at) VALUES (?, ?, ?, ?)', [o.orgId, row!.id, group._id, created]);
+    const res = await api.get('/contacts/export', cred);
+    expect(res.status).toBe(200);
+    expect(res.body).toBe(
+      `${[...FIXED, 'attributes.note', 'attributes.plan', 'attributes.seats', ...TIMES].join(',')}\n` +
+        `${row!.id},Ann,,+254700000009,,,,"Émigrés, ""old""",subscribed,unsubscribed,subscribed,a \\ b,,3,2026-02-03T04:05:06.789Z,2026-02-03T04:05:06.790Z\n`,
+    );
+  });
+
+  test('filter values with quotes, backslashes and % are matched as written', async () => {
+    const { cred } = await freshOrg();
+    const tricky = "O'Brien \\ 100%_x";
+    const hit = await makeContact(api, cred, { name: `Pat ${tricky}`, email: 'pat@example.com', tags: ["it's \\ 50%"], attributes: { note: `say "hi" \\ it's 10%` } });
+    // Each differs from what a pattern would match were the filter's quote, backslash, % or _ read as SQL.
+    await makeContact(api, cred, { name: "Pat O'Brien \\ 1000x", email: 'p1@example.com', tags: ["it's \\ 50x"], attributes: { note: 'say "hi" \\ it\'s 10x' } });
+    await makeContact(api, cred, { name: "Pat O'Brien  100%_x", email: 'p2@example.com', tags: ["it's  50%"], attributes: { note: `say "hi"  it's 10%` } });
+    await makeContact(api, cred, { name: "Pat O'Brien \\ 100%yx", email: 'p3@example.com', tags: ['its \\ 50%'] });
+    const ids = async (query: string) => (await exportOf(query, cred)).rows.map((r) => r.id);
+    expect(await ids(`?search=${encodeURIComponent(tricky)}`)).toEqual([hit._id]);
+    expect(await ids(`?tag=${encodeURIComponent("it's \\ 50%")}`)).toEqual([hit._id]);
+    expect(await ids(`?attributes.note=${encodeURIComponent(`say "hi" \\ it's 10%`)}`)).toEqual([hit._id]);
+    expect(await ids(`?search=${encodeURIComponent("'")}&tag=${encodeURIComponent("it's \\ 50%")}`)).toEqual([hit._id]);
+  });
+
   test('the export parsed back matches the contacts the list answers, field for field', async () => {
     const { cred } = await freshOrg();
     const group = await makeGroup(api, cred, { name: 'Readers' });
