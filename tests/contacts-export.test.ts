@@ -3,7 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { parse } from 'csv-parse/sync';
 import express from 'express';
+import type { Knex } from 'knex';
 import pg from 'pg';
+import { copyOut } from '../src/db/copy-out.js';
+import { createDb, poolUse } from '../src/db/database.js';
 import { redactUrl } from '../src/http/app.js';
 import { errorHandler } from '../src/http/errors.js';
 import { restRouter } from '../src/http/rest.js';
@@ -551,5 +554,54 @@ describe('a route that streams (the route table)', () => {
     } finally {
       whole.close();
     }
+  });
+});
+
+describe('copyOut (src/db/copy-out.ts): a query written by Postgres as CSV', () => {
+  let db: Knex;
+  beforeAll(() => {
+    // One connection: a connection not given back would keep every later statement waiting.
+    db = createDb(process.env.HERALD_TEST_DATABASE_URL!, 1);
+  });
+  afterAll(() => db?.destroy());
+
+  test('values are written into the statement as they were bound: quotes, backslashes, %, ?, line breaks, numbers', async () => {
+    const texts = ["it's", 'back\\slash', "both \\' and '\\", "''", '100% _x', 'what?', '$1', 'two\nlines', 'Zoë 🎉', ''];
+    const query = db.select([
+      ...texts.map((text, i) => db.raw(`?::text AS t${i}`, [text])),
+      db.raw('10 -? AS difference', [-5]),
+      db.raw('?::numeric * 2 AS doubled', [1.25]),
+      db.raw(`'{"a": 1}'::jsonb \\? ? AS has_key`, ['a']),
+    ]);
+    const csv = (await copyOut(db, query)).toString('utf8');
+    expect(parse(csv)).toEqual([[...texts, '15', '2.50', 't']]);
+  });
+
+  test('anything but a string or a finite number is refused before a connection is taken', async () => {
+    for (const value of [null, true, new Date(), ['a'], { a: 1 }, Number.NaN, Number.POSITIVE_INFINITY, 'nul\0byte']) {
+      await expect(copyOut(db, db.select(db.raw('? AS v', [value as string])))).rejects.toThrow(TypeError);
+    }
+    expect(poolUse(db)).toMatchObject({ used: 0 });
+  });
+
+  test('the connection goes back to the pool when the statement fails, before the copy or in the middle of it', async () => {
+    await expect(copyOut(db, db.select(db.raw('no_such_function(?)', ['x'])))).rejects.toThrow(/no_such_function/);
+    // Rows are sent before the failing one: the copy has begun when it fails.
+    const failing = db.select(db.raw("repeat('x', 100), 1 / (n - 100000)")).from(db.raw('generate_series(1, 200000) AS n'));
+    await expect(copyOut(db, failing)).rejects.toThrow(/division by zero/);
+    expect(poolUse(db)).toMatchObject({ used: 0 });
+    expect((await copyOut(db, db.select(db.raw('? AS one', [1])))).toString()).toBe('1\n');
+  });
+
+  test("knex's query listeners see the query, with its bindings, as knex would have run it", async () => {
+    const seen: { sql: string; bindings: unknown[] }[] = [];
+    const listener = (q: { sql: string; bindings: unknown[] }) => seen.push({ sql: q.sql, bindings: q.bindings });
+    db.on('query', listener);
+    try {
+      await copyOut(db, db('contacts').where('contacts.organization_id', org.orgId).select('contacts.id').limit(1));
+    } finally {
+      db.removeListener('query', listener);
+    }
+    expect(seen).toEqual([{ sql: 'select "contacts"."id" from "contacts" where "contacts"."organization_id" = $1 limit $2', bindings: [org.orgId, 1] }]);
   });
 });
