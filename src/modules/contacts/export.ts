@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { z } from 'zod';
+import { copyOut } from '../../db/copy-out.js';
 import type { Db } from '../../db/database.js';
 import { tenant, type Tenant } from '../../db/tenant.js';
 import type { Download } from '../../lib/download.js';
@@ -7,149 +8,84 @@ import { badRequest, unauthorized } from '../../lib/errors.js';
 import { parse } from '../../lib/validation.js';
 import { operation, type Operation } from '../../operation.js';
 import type { Caller } from '../auth/caller.js';
-import { CONSENT_CHANNELS, exportHeader, GROUPS_COLUMN, LIST_SEPARATOR } from './csv-columns.js';
+import { exportHeader } from './csv-columns.js';
 import { csvRecord } from './csv-records.js';
-import { groupsCell, isoTimes } from './export-cells.js';
+import { attributeKeys, csvPage, pageEnd, type Keyset, type PageRange } from './export-sql.js';
 import { EXPORT_LINK_LIFETIME_MS, exportToken, readExportToken, type ExportLink } from './export-links.js';
-import { filterInput, matching, READ, type ContactFilter } from './service.js';
+import { filterInput, READ, type ContactFilter } from './service.js';
 
 /**
  * The contacts export (platform.md, "Contacts in bulk"): the contacts a list filter matches as CSV,
  * in the vocabulary of csv-columns.ts (so a file exported imports again unchanged), newest first.
- * Read in keyset pages of `PAGE_ROWS`, each a short query of its own, the next one read while the
- * client takes this one: memory holds two pages whatever the organization's size, and a client that
- * reads slowly holds no connection while it does. A page's groups come from the memberships read in
- * the same order beside it (see `pageQuery`); bench/export.ts measures the whole.
+ * Postgres writes the file (`COPY ... TO STDOUT (FORMAT csv)` of export-sql.ts's `csvPage`), in
+ * keyset pages of `PAGE_ROWS`, each a short statement of its own: memory holds a few pages whatever
+ * the organization's size, and a client that reads slowly holds no connection while it does.
+ * bench/export.ts measures the whole.
  */
 
-const PAGE_ROWS = 5000;
-
-/** The attribute keys of the matching contacts, sorted: one column each. */
-async function attributeKeys(t: Tenant, filter: ContactFilter): Promise<string[]> {
-  const rows = (await t
-    .scoped('contacts')
-    .modify(matching(t, filter))
-    .whereRaw(`contacts.attributes <> '{}'::jsonb`)
-    .distinct(t.db.raw('jsonb_object_keys(contacts.attributes) AS key'))
-    .orderBy('key')) as { key: string }[];
-  return rows.map((r) => r.key);
-}
-
-/** The organization's group names by id (groups are few beside contacts: read once per export). */
-async function groupNames(t: Tenant): Promise<Map<string, string>> {
-  const rows = (await t.scoped('groups').select('groups.id', 'groups.name')) as { id: string; name: string }[];
-  return new Map(rows.map((g) => [g.id, g.name]));
-}
-
-/** Where a page starts: after the previous page's last row, in the list's order. */
-interface Keyset {
-  createdAt: string;
-  id: string;
-}
+/** Pages read side by side while the one before them is sent. */
+const READ_AHEAD = 2;
 
 /**
- * The memberships from where a page starts, one row of group ids per contact, in the list's order
- * (the index contact_groups_list_order_idx holds them so). Merge-joined with the page's contacts, it
- * is read as far as the page goes: a whole export reads each membership once at most, where a lookup
- * per contact read a random page of the memberships' key each. The price is a filter that matches
- * few contacts far apart: their pages still read the memberships of every contact between them.
+ * The pages in order, each page's end read while the page before it is (the first from now on).
+ * Each page is bounded by keys read before it, so pages read side by side (each in its own
+ * snapshot) neither repeat a contact nor skip one that was there throughout; the first is open
+ * above, for contacts added since.
  */
-function membershipsFrom(t: Tenant, after: Keyset | null) {
-  const q = t
-    .scoped('contact_groups')
-    .select('contact_groups.contact_created_at', 'contact_groups.contact_id', t.db.raw(`string_agg(contact_groups.group_id::text, ',') AS group_ids`))
-    .groupBy('contact_groups.contact_created_at', 'contact_groups.contact_id')
-    .orderBy([
-      { column: 'contact_groups.contact_created_at', order: 'desc' },
-      { column: 'contact_groups.contact_id', order: 'desc' },
-    ]);
-  if (after) q.whereRaw('(contact_groups.contact_created_at, contact_groups.contact_id) < (?::timestamptz, ?::uuid)', [after.createdAt, after.id]);
-  return q;
-}
-
-/**
- * One page of rows as arrays, every value already text but the times (seconds since the epoch, made
- * ISO 8601 here: cheaper than Postgres's `to_char`) and the groups (their ids, named here: a join to
- * the groups for their names cost as much as the memberships). The last value is the row's
- * `created_at` in full precision, where the next page starts.
- */
-async function pageQuery(t: Tenant, filter: ContactFilter, keys: string[], after: Keyset | null): Promise<Row[]> {
-  const { db } = t;
-  const columns = [
-    db.raw('contacts.id::text'),
-    'contacts.name',
-    'contacts.email',
-    'contacts.phone',
-    'contacts.country_code',
-    'contacts.company',
-    db.raw('array_to_string(contacts.tags, ?)', [LIST_SEPARATOR]),
-    'memberships.group_ids',
-    ...CONSENT_CHANNELS.map((channel) => db.raw(`CASE WHEN (contacts.unsubscribed -> ?::text) IS NULL THEN 'subscribed' ELSE 'unsubscribed' END`, [channel])),
-    // A string as it is; a number or a boolean as its JSON text, which an import reads back as one.
-    ...keys.map((key) => db.raw('contacts.attributes ->> ?::text', [key])),
-    db.raw(`date_part('epoch', contacts.created_at)`),
-    db.raw(`date_part('epoch', contacts.updated_at)`),
-    db.raw('contacts.created_at::text'),
-  ];
-  const q = t
-    .scoped('contacts')
-    .modify(matching(t, filter))
-    .leftJoin(membershipsFrom(t, after).as('memberships'), function () {
-      this.on('memberships.contact_created_at', 'contacts.created_at').andOn('memberships.contact_id', 'contacts.id');
-    })
-    .select(columns)
-    .orderBy([
-      { column: 'contacts.created_at', order: 'desc' },
-      { column: 'contacts.id', order: 'desc' },
-    ])
-    .limit(PAGE_ROWS)
-    .options({ rowMode: 'array' });
-  if (after) q.whereRaw('(contacts.created_at, contacts.id) < (?::timestamptz, ?::uuid)', [after.createdAt, after.id]);
-  return (await q) as unknown as Row[];
-}
-
-type Row = (string | number | null)[];
-
-/** Where the groups are in a row (as in the header: before the attributes, so the same for any keys). */
-const GROUPS = exportHeader([]).indexOf(GROUPS_COLUMN);
-
-/** Writes a page's rows as CSV (`width` cells each: the header's), naming groups and times as it goes. */
-function pageWriter(width: number, names: Map<string, string>): (rows: Row[]) => string {
-  const groups = groupsCell(names);
-  const iso = isoTimes();
-  return (rows) => {
-    let text = '';
-    for (const row of rows) {
-      const ids = row[GROUPS] as string | null;
-      row[GROUPS] = ids && groups(ids);
-      row[width - 2] = iso(row[width - 2] as number);
-      row[width - 1] = iso(row[width - 1] as number);
-      text += csvRecord(row as string[], width);
-    }
-    return text;
+function pageRanges(t: Tenant, filter: ContactFilter): AsyncGenerator<PageRange> {
+  type End = { created_at: string; id: string; full_page: boolean };
+  const endAfter = (after: Keyset | null) => {
+    const end: Promise<End | undefined> = pageEnd(t, filter, after).then((rows: End[]) => rows[0]);
+    // An end read ahead and never asked for still settles (its error is for whoever awaits it).
+    end.catch(() => undefined);
+    return end;
   };
+  let next: Promise<End | undefined> | null = endAfter(null);
+  return (async function* () {
+    let after: Keyset | null = null;
+    while (next) {
+      const end: End | undefined = await next;
+      if (!end) return;
+      const last: Keyset = { createdAt: end.created_at, id: end.id };
+      next = end.full_page ? endAfter(last) : null;
+      yield { after, last };
+      after = last;
+    }
+  })();
 }
 
 /**
- * The file, a page at a time, the next page read while this one is sent: the header row comes with
- * the first page, so that the work that can fail (the first queries) is done before anything is sent.
+ * The file as Postgres writes it, page after page, the next `READ_AHEAD` read while one is sent: the
+ * header row comes with the first page, so that the work that can fail (the first statements) is
+ * done before anything is sent.
  */
-async function* csvPages(db: Db, orgId: string, filter: ContactFilter): AsyncGenerator<string> {
+async function* csvFile(db: Db, orgId: string, filter: ContactFilter): AsyncGenerator<Buffer> {
   const t = tenant(db, orgId);
-  const [keys, names] = await Promise.all([attributeKeys(t, filter), groupNames(t)]);
-  const width = exportHeader(keys).length;
-  const pageText = pageWriter(width, names);
-  let head = csvRecord(exportHeader(keys));
-  let next: Promise<Row[]> | null = pageQuery(t, filter, keys, null);
-  while (next) {
-    const rows: Row[] = await next;
-    const last = rows[rows.length - 1];
-    // The next page is on its way while this one is written out.
-    next = rows.length === PAGE_ROWS ? pageQuery(t, filter, keys, { createdAt: last![width] as string, id: last![0] as string }) : null;
-    // A page the client never takes still settles (its error is the generator's to throw, not an unhandled one).
-    next?.catch(() => undefined);
-    yield head + pageText(rows);
-    head = '';
+  const ranges = pageRanges(t, filter);
+  try {
+    const keys = ((await attributeKeys(t, filter)) as { key: string }[]).map((r) => r.key);
+    const reading: Promise<Buffer>[] = [];
+    const readAhead = async () => {
+      while (reading.length < READ_AHEAD) {
+        const range = await ranges.next();
+        if (range.done) return;
+        const page = copyOut(db, csvPage(t, filter, keys, range.value));
+        // A page the client never takes still settles (its error is the generator's to throw, not an unhandled one).
+        page.catch(() => undefined);
+        reading.push(page);
+      }
+    };
+    let head: Buffer | null = Buffer.from(csvRecord(exportHeader(keys)));
+    await readAhead();
+    if (!reading.length) yield head;
+    while (reading.length) {
+      const page = await reading.shift()!;
+      await readAhead();
+      yield head ? Buffer.concat([head, page]) : page;
+      head = null;
+    }
+  } finally {
+    await ranges.return(undefined);
   }
 }
 
@@ -158,7 +94,7 @@ function contactsCsv(db: Db, orgId: string, filter: ContactFilter): Download {
     contentType: 'text/csv; charset=utf-8',
     filename: `contacts-${new Date().toISOString().slice(0, 10)}.csv`,
     // Pulled a page at a time as the response drains (the stream's buffer holds at most one page).
-    stream: Readable.from(csvPages(db, orgId, filter), { objectMode: false, highWaterMark: 1 }),
+    stream: Readable.from(csvFile(db, orgId, filter), { objectMode: false, highWaterMark: 1 }),
   };
 }
 
