@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { stringify } from 'csv-stringify/sync';
 import { z } from 'zod';
 import { copyOut } from '../../db/copy-out.js';
 import type { Db } from '../../db/database.js';
@@ -9,7 +10,6 @@ import { parse } from '../../lib/validation.js';
 import { operation, type Operation } from '../../operation.js';
 import type { Caller } from '../auth/caller.js';
 import { exportHeader } from './csv-columns.js';
-import { csvRecord } from './csv-records.js';
 import { attributeKeys, csvPage, pageEnd, type Keyset, type PageRange } from './export-sql.js';
 import { EXPORT_LINK_LIFETIME_MS, exportToken, readExportToken, type ExportLink } from './export-links.js';
 import { filterInput, READ, type ContactFilter } from './service.js';
@@ -75,7 +75,7 @@ async function* csvFile(db: Db, orgId: string, filter: ContactFilter): AsyncGene
         reading.push(page);
       }
     };
-    let head: Buffer | null = Buffer.from(csvRecord(exportHeader(keys)));
+    let head: Buffer | null = Buffer.from(stringify([exportHeader(keys)], { record_delimiter: 'unix' }));
     await readAhead();
     if (!reading.length) yield head;
     while (reading.length) {
