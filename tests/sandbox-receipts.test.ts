@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Herald } from '../src/server.js';
+import { reportSandboxReceipts } from '../src/modules/sandbox/receipts.js';
 import { expectValidation } from './helpers/expect.js';
 import { addUser, createApiKey, heraldWithOrgs, signupOrg, startTestHerald, waitFor, client, type Client, type Org } from './helpers/herald.js';
 import { expectError } from './helpers/expect.js';
@@ -81,6 +82,24 @@ describe('simulated receipts', () => {
     expect(failed!.deliveredAt).toBeUndefined();
     expect(failed!.deliveryError).toBeUndefined();
     expect(await analytics(org, c.id)).toMatchObject({ delivered: 1 });
+  }, 30_000);
+  test('a job that names positions (as jobs queued before named them) reports only those', async () => {
+    const phones = ['+254712340041', '+254712340042'];
+    const created = await api.post(
+      '/campaigns',
+      { name: 'Sandbox positions', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'Hi' } }, recipients: { manual: phones } },
+      as(other),
+    );
+    await api.post(`/campaigns/${created.body._id}/launch`, {}, as(other));
+    const log = (await api.get(`/message-logs?campaignId=${created.body._id}`, as(other))).body[0];
+    // The send's own receipts job (due in 2 s) is taken out: the job below is the only one.
+    const queued = await herald.db('graphile_worker._private_jobs').delete().whereRaw(`payload->>'orgId' = ?`, [other.orgId]);
+    expect(queued).toBe(1);
+    await reportSandboxReceipts(herald.db, { orgId: other.orgId, kind: 'delivered', logs: [{ logId: log._id, positions: [2] }] });
+    const [first, second] = await recipients(other, log._id, phones);
+    expect(second!.deliveredAt).toEqual(expect.any(String));
+    expect(first!.deliveredAt).toBeUndefined();
+    expect(await analytics(other, created.body._id)).toMatchObject({ sent: 2, delivered: 1 });
   }, 30_000);
 });
 

@@ -20,12 +20,13 @@ export const SANDBOX_RECEIPT_DELAYS_MS = { delivered: 2000, read: 5000 } as cons
 
 /**
  * One job's receipts: `delivered` reports each recipient delivered (or undelivered, for the reserved
- * numbers), `read` reports each read. Recipients are named by log and position, as receipts are.
+ * numbers), `read` reports each read. A log's recipients are the ones its settled log shows sent
+ * (a call sends each of its logs whole); `positions`, in jobs queued before, names some of them.
  */
 export interface SandboxReceiptsPayload {
   orgId: string;
   kind: 'delivered' | 'read';
-  logs: { logId: string; positions: number[] }[];
+  logs: { logId: string; positions?: number[] }[];
 }
 
 /**
@@ -37,31 +38,26 @@ export interface SandboxReceiptsPayload {
 const RECEIPTS_PRIORITY = 10;
 
 /**
- * Queues the simulated receipts of a call's successful SMS and WhatsApp recipients: one job per
- * call and kind (a send's call is one log of up to 100 recipients, a campaign chunk's up to 64
- * logs; a job per log made queueing a tenth of a 100,000-recipient campaign's time), never one per
- * recipient, run a few seconds later, when the logs have settled. Queued with graphile-worker's own
- * SQL function because the adapter holds only the database; both jobs in one statement.
+ * Queues the simulated receipts of a call's SMS and WhatsApp logs with a recipient sent: one job per
+ * call and kind (a send's call is one log of up to 100 recipients, a campaign chunk's up to 64 logs;
+ * a job per log made queueing a tenth of a 100,000-recipient campaign's time), never one per
+ * recipient, run a few seconds later, when the logs have settled. A job names its logs only: the
+ * settled log says which of its recipients were sent (listing their positions made a chunk's job
+ * tens of kilobytes of JSON to write). Queued with graphile-worker's own SQL function because the
+ * adapter holds only the database; both jobs in one statement.
  */
 async function queueReceipts(db: Db, channel: Channel, orgId: string, targets: DeliveryTarget[], results: DeliveryResult[]): Promise<void> {
-  const delivered = new Map<string, number[]>();
-  const read = new Map<string, number[]>();
-  const add = (into: Map<string, number[]>, t: LogTarget) => {
-    const positions = into.get(t.logId);
-    if (positions) positions.push(t.position);
-    else into.set(t.logId, [t.position]);
-  };
+  const logIds = new Set<string>();
   targets.forEach((t, i) => {
-    if (!results[i]!.ok || !(t instanceof LogTarget)) return;
-    add(delivered, t);
-    if (channel === 'whatsapp' && !isReportedUndelivered(t.recipient)) add(read, t);
+    if (results[i]!.ok && t instanceof LogTarget) logIds.add(t.logId);
   });
-  const job = (kind: SandboxReceiptsPayload['kind'], logs: Map<string, number[]>) => ({
-    payload: { orgId, kind, logs: [...logs].map(([logId, positions]) => ({ logId, positions })) } satisfies SandboxReceiptsPayload,
+  if (!logIds.size) return;
+  const logs = [...logIds].map((logId) => ({ logId }));
+  const job = (kind: SandboxReceiptsPayload['kind']) => ({
+    payload: { orgId, kind, logs } satisfies SandboxReceiptsPayload,
     delay: SANDBOX_RECEIPT_DELAYS_MS[kind],
   });
-  const jobs = [...(delivered.size ? [job('delivered', delivered)] : []), ...(read.size ? [job('read', read)] : [])];
-  if (!jobs.length) return;
+  const jobs = channel === 'whatsapp' ? [job('delivered'), job('read')] : [job('delivered')];
   await db.raw(
     `SELECT graphile_worker.add_job(?, j.payload, run_at := now() + j.delay * interval '1 millisecond', max_attempts := 6, priority := ?)
      FROM json_to_recordset(?::json) AS j(payload json, delay int)`,

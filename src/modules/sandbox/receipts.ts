@@ -38,8 +38,9 @@ async function logsById(db: Db, orgId: string, ids: string[]): Promise<Map<strin
 }
 
 /**
- * Records one job's receipts. Only a settled log's successful recipients get any (the sandbox
- * reported them sent; the log says so once it settles). A log not settled yet, or not yet visible,
+ * Records one job's receipts: of each log, every recipient sent (or those of `positions`, in a job
+ * queued before jobs named logs only). Only a settled log's successful recipients get any (the
+ * sandbox reported them sent; the log says so once it settles). A log not settled yet, or not yet visible,
  * makes the job throw after the others are recorded: graphile-worker runs it again later, and what
  * was recorded is recorded once however often it runs.
  */
@@ -54,7 +55,8 @@ export async function reportSandboxReceipts(db: Db, payload: SandboxReceiptsPayl
       continue;
     }
     const recipients = expandRecipients(log.recipients, true);
-    const sent = positions.filter((position) => recipients[position - 1]?.status === 'success');
+    const named = positions ?? recipients.map((_, i) => i + 1);
+    const sent = named.filter((position) => recipients[position - 1]?.status === 'success');
     const undelivered = sent.filter((position) => isReportedUndelivered(recipients[position - 1]!.recipient));
     const delivered = sent.filter((position) => !undelivered.includes(position));
     const at = new Date();
