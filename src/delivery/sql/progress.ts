@@ -22,13 +22,20 @@ import { statement } from '../../db/statements.js';
 export const PROGRESS_CHANNEL = 'herald_campaign_progress';
 
 /**
+ * SQL: a column announcing `payload` on the progress channel. Text, not pg_notify's void: Citus keeps
+ * the result of a step it runs on the coordinator as a table, and a column of type void cannot be
+ * one ("column pg_notify has pseudo-type void").
+ */
+export const notified = (payload: string, channel = PROGRESS_CHANNEL) => `pg_notify('${channel}', ${payload})::text AS notified`;
+
+/**
  * SQL: a step (`WITH announced AS (...)`) announcing the campaigns of the step `counted`, which
  * returns the `id` and `parent_id` of each campaign (of `:orgId`) whose counters it moved (a
  * run's campaign is announced with it: its analytics are the runs' sums). The statement must read
  * it (`ANNOUNCED`): a step no one reads is not run.
  */
 export const announceCounted = (counted = 'counted') =>
-  `announced AS (SELECT pg_notify('${PROGRESS_CHANNEL}', :orgId::text || ':' || a.id::text)
+  `announced AS (SELECT ${notified(`:orgId::text || ':' || a.id::text`)}
                  FROM ${counted} CROSS JOIN LATERAL (VALUES (${counted}.id), (${counted}.parent_id)) AS a(id) WHERE a.id IS NOT NULL)`;
 
 /** SQL: how many campaigns `announceCounted` announced (0 or 1), a column for the statement's answer that makes the step run. */

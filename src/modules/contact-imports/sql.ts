@@ -1,6 +1,6 @@
 import { triggerSql } from '../campaigns/triggers.js';
 import { statement } from '../../db/statements.js';
-import { PROGRESS_CHANNEL } from '../../delivery/sql/progress.js';
+import { notified, PROGRESS_CHANNEL } from '../../delivery/sql/progress.js';
 
 /**
  * The named statements of contact imports. Each is one organization's, filtered by its
@@ -14,7 +14,7 @@ import { PROGRESS_CHANNEL } from '../../delivery/sql/progress.js';
  */
 export const IMPORT_PROGRESS_CHANNEL = PROGRESS_CHANNEL;
 
-const announce = (step: string) => `SELECT pg_notify('${IMPORT_PROGRESS_CHANNEL}', :orgId::text || ':' || ${step}.id::text), ${step}.status FROM ${step}`;
+const announce = (step: string) => `SELECT ${notified(`:orgId::text || ':' || ${step}.id::text`, IMPORT_PROGRESS_CHANNEL)}, ${step}.status FROM ${step}`;
 
 export interface ImportRow {
   organization_id: string;
