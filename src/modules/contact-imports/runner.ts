@@ -20,6 +20,7 @@ import {
   countMatched,
   dropStaging,
   finishImport,
+  importChanged,
   insertUnmatched,
   lockImport,
   markStaged,
@@ -131,6 +132,7 @@ async function stage(deps: Deps, job: ImportRow, options: StoredOptions, signal?
           if (rows % PROGRESS_EVERY === 0) {
             const [still] = await run(deps.db, stagingProgress, { orgId, importId: job.id, attempt: job.attempts, rowsRead: rows, now: new Date(), leasedUntil: leaseUntil(deps) });
             if (!still) throw await stopped(deps, job);
+            await run(deps.db, importChanged, { orgId, importId: job.id });
           }
           // Every ROWS_PER_TURN rows, the next row waits for a turn of the event loop.
           const next: typeof done = rows % ROWS_PER_TURN === 0 ? (err, out) => setImmediate(() => done(err, out)) : done;
@@ -174,6 +176,7 @@ async function stage(deps: Deps, job: ImportRow, options: StoredOptions, signal?
       })
     ).rows;
     if (!still) throw await stopped(deps, job);
+    await client.query({ text: importChanged.text, values: importChanged.order.map((k) => ({ orgId, importId: job.id })[k]) });
     await client.query('COMMIT');
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {});
@@ -240,6 +243,7 @@ async function merge(deps: Deps, job: ImportRow, options: StoredOptions, signal?
         leasedUntil: leaseUntil(deps),
       });
       if (!still) throw new Stop('canceled');
+      await run(trx, importChanged, { orgId, importId: job.id });
       after = end.upto;
       return false;
     });
@@ -273,6 +277,7 @@ export async function runImport(deps: Deps, orgId: string, importId: string, sig
     throw err;
   }
   if (!job) return 'gone';
+  await run(deps.db, importChanged, { orgId, importId });
   const options = job.options as unknown as StoredOptions;
   let outcome: { status: 'completed' | 'failed'; failure: string | null } | null = { status: 'completed', failure: null };
   try {
@@ -294,7 +299,8 @@ export async function runImport(deps: Deps, orgId: string, importId: string, sig
   }
   if (outcome) {
     const [ended] = await run(deps.db, finishImport, { orgId, importId, attempt: job.attempts, ...outcome, now: new Date() });
-    if (!ended && (await stopped(deps, job)).reason === 'superseded') return 'gone';
+    if (ended) await run(deps.db, importChanged, { orgId, importId });
+    else if ((await stopped(deps, job)).reason === 'superseded') return 'gone';
   }
   await run(deps.db, dropStaging, { orgId, importId });
   return 'done';

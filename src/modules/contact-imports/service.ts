@@ -10,7 +10,7 @@ import { toImportDto } from './dto.js';
 import { importJob } from './jobs.js';
 import { importOptions, layoutOf } from './options.js';
 import type { StoredOptions } from './runner.js';
-import { cancelImport, type ImportRow } from './sql.js';
+import { cancelImport, importChanged, type ImportRow } from './sql.js';
 import { record } from '../audit/record.js';
 
 const READ = { role: 'any', apiKeys: true } as const;
@@ -125,6 +125,7 @@ export const cancel = operation({
     const canceled = await ctx.db.transaction(async (trx) => {
       const [moved] = await run(trx, cancelImport, { orgId: ctx.caller.orgId, importId: id, now: new Date() });
       if (!moved) throw conflict(`Import is ${current.status} and can no longer be canceled`);
+      await run(trx, importChanged, { orgId: ctx.caller.orgId, importId: id });
       await record(trx, ctx, { action: 'contact_import.canceled', resourceType: 'contact_import', resourceId: id, details: { fileName: moved.file_name } });
       return moved;
     });

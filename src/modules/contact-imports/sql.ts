@@ -14,7 +14,17 @@ import { notified, PROGRESS_CHANNEL } from '../../delivery/sql/progress.js';
  */
 export const IMPORT_PROGRESS_CHANNEL = PROGRESS_CHANNEL;
 
-const announce = (step: string) => `SELECT ${notified(`:orgId::text || ':' || ${step}.id::text`, IMPORT_PROGRESS_CHANNEL)}, ${step}.status FROM ${step}`;
+/**
+ * Announces a change of the import, on the commit of the transaction it runs in; run after each
+ * statement below that answered a row. A statement of its own, which reads no table: on Citus it
+ * runs on the coordinator, where the API processes listen. A step of the statement that changed the
+ * import ran on the worker holding the import's shard (the statement is routed there whole), and a
+ * worker neither reaches the listeners nor may prepare a transaction that notified.
+ */
+export const importChanged = statement<{ orgId: string; importId: string }, { notified: string }>(
+  'herald_contact_import_changed',
+  `SELECT ${notified(`:orgId::text || ':' || :importId::text`, IMPORT_PROGRESS_CHANNEL)}`,
+);
 
 export interface ImportRow {
   organization_id: string;
@@ -52,14 +62,11 @@ export type ImportStatus = 'queued' | 'running' | 'completed' | 'failed' | 'canc
  */
 export const claimImport = statement<{ orgId: string; importId: string; now: Date; leasedUntil: Date }, ImportRow>(
   'herald_contact_import_claim',
-  `WITH claimed AS (
-     UPDATE contact_imports
-     SET status = 'running', leased_until = :leasedUntil, attempts = attempts + 1, started_at = coalesce(started_at, :now), updated_at = :now
-     WHERE organization_id = :orgId AND id = :importId
-       AND (status = 'queued' OR (status = 'running' AND leased_until < :now))
-     RETURNING *
-   ), announced AS (${announce('claimed')})
-   SELECT claimed.* FROM claimed WHERE (SELECT count(*) FROM announced) >= 0`,
+  `UPDATE contact_imports
+   SET status = 'running', leased_until = :leasedUntil, attempts = attempts + 1, started_at = coalesce(started_at, :now), updated_at = :now
+   WHERE organization_id = :orgId AND id = :importId
+     AND (status = 'queued' OR (status = 'running' AND leased_until < :now))
+   RETURNING *`,
 );
 
 /**
@@ -68,24 +75,18 @@ export const claimImport = statement<{ orgId: string; importId: string; now: Dat
  */
 export const stagingProgress = statement<{ orgId: string; importId: string; attempt: number; rowsRead: number; now: Date; leasedUntil: Date }, { status: string }>(
   'herald_contact_import_staging_progress',
-  `WITH moved AS (
-     UPDATE contact_imports SET rows_read = :rowsRead, leased_until = :leasedUntil, updated_at = :now
-     WHERE organization_id = :orgId AND id = :importId AND status = 'running' AND attempts = :attempt
-     RETURNING id, status
-   )
-   ${announce('moved')}`,
+  `UPDATE contact_imports SET rows_read = :rowsRead, leased_until = :leasedUntil, updated_at = :now
+   WHERE organization_id = :orgId AND id = :importId AND status = 'running' AND attempts = :attempt
+   RETURNING id, status`,
 );
 
 /** The file is in the staging table (in the transaction of its `COPY`); no row when the import is no longer running. */
 export const markStaged = statement<{ orgId: string; importId: string; attempt: number; rows: number; failed: number; errors: string; now: Date; leasedUntil: Date }, { status: string }>(
   'herald_contact_import_staged',
-  `WITH moved AS (
-     UPDATE contact_imports
-     SET staged = true, rows_total = :rows, rows_read = :rows, failed = :failed, errors = :errors::jsonb, leased_until = :leasedUntil, updated_at = :now
-     WHERE organization_id = :orgId AND id = :importId AND status = 'running' AND attempts = :attempt
-     RETURNING id, status
-   )
-   ${announce('moved')}`,
+  `UPDATE contact_imports
+   SET staged = true, rows_total = :rows, rows_read = :rows, failed = :failed, errors = :errors::jsonb, leased_until = :leasedUntil, updated_at = :now
+   WHERE organization_id = :orgId AND id = :importId AND status = 'running' AND attempts = :attempt
+   RETURNING id, status`,
 );
 
 /** The import, locked for a batch (a cancel waits for the batch, and the batch sees a cancel made before it). */
@@ -216,28 +217,22 @@ export const batchMerged = statement<
   { status: string }
 >(
   'herald_contact_import_batch_merged',
-  `WITH moved AS (
-     UPDATE contact_imports
-     SET merged_through = :upto, created = created + :created, updated = updated + :updated, skipped = skipped + :skipped,
-         failed = failed + :failed,
-         errors = CASE WHEN jsonb_array_length(errors) >= 1000 THEN errors
-                       ELSE errors || (SELECT coalesce(jsonb_agg(e), '[]'::jsonb) FROM (SELECT e FROM jsonb_array_elements(:errors::jsonb) AS e LIMIT 1000 - jsonb_array_length(errors)) x) END,
-         leased_until = :leasedUntil, updated_at = :now
-     WHERE organization_id = :orgId AND id = :importId AND status = 'running'
-     RETURNING id, status
-   )
-   ${announce('moved')}`,
+  `UPDATE contact_imports
+   SET merged_through = :upto, created = created + :created, updated = updated + :updated, skipped = skipped + :skipped,
+       failed = failed + :failed,
+       errors = CASE WHEN jsonb_array_length(errors) >= 1000 THEN errors
+                     ELSE errors || (SELECT coalesce(jsonb_agg(e), '[]'::jsonb) FROM (SELECT e FROM jsonb_array_elements(:errors::jsonb) AS e LIMIT 1000 - jsonb_array_length(errors)) x) END,
+       leased_until = :leasedUntil, updated_at = :now
+   WHERE organization_id = :orgId AND id = :importId AND status = 'running'
+   RETURNING id, status`,
 );
 
 /** The import ends (`completed` or `failed`) unless it was canceled, or taken over, meanwhile. */
 export const finishImport = statement<{ orgId: string; importId: string; attempt: number; status: ImportStatus; failure: string | null; now: Date }, { status: string }>(
   'herald_contact_import_finish',
-  `WITH moved AS (
-     UPDATE contact_imports SET status = :status, failure = :failure, finished_at = :now, leased_until = NULL, updated_at = :now
-     WHERE organization_id = :orgId AND id = :importId AND status = 'running' AND attempts = :attempt
-     RETURNING id, status
-   )
-   ${announce('moved')}`,
+  `UPDATE contact_imports SET status = :status, failure = :failure, finished_at = :now, leased_until = NULL, updated_at = :now
+   WHERE organization_id = :orgId AND id = :importId AND status = 'running' AND attempts = :attempt
+   RETURNING id, status`,
 );
 
 /**
@@ -254,12 +249,9 @@ export const releaseImport = statement<{ orgId: string; importId: string; attemp
 /** A queued or running import is canceled: a running one stops before its next batch (the one under way rolls back or ends first). */
 export const cancelImport = statement<{ orgId: string; importId: string; now: Date }, ImportRow>(
   'herald_contact_import_cancel',
-  `WITH moved AS (
-     UPDATE contact_imports SET status = 'canceled', finished_at = :now, leased_until = NULL, updated_at = :now
-     WHERE organization_id = :orgId AND id = :importId AND status IN ('queued', 'running')
-     RETURNING *
-   ), announced AS (${announce('moved')})
-   SELECT moved.* FROM moved WHERE (SELECT count(*) FROM announced) >= 0`,
+  `UPDATE contact_imports SET status = 'canceled', finished_at = :now, leased_until = NULL, updated_at = :now
+   WHERE organization_id = :orgId AND id = :importId AND status IN ('queued', 'running')
+   RETURNING *`,
 );
 
 /** The file and the staging rows of an import that ended: nothing reads them again. */
