@@ -230,11 +230,18 @@ describe('one transaction of set-based statements', () => {
   async function failingUpdatesOf<T>(name: string, fn: () => Promise<T>): Promise<T> {
     const fn_ = `herald_test_fail_${randomUUID().replace(/-/g, '')}`;
     await herald.db.raw(`CREATE FUNCTION ${fn_}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'sabotaged'; END $$`);
-    await herald.db.raw(`CREATE TRIGGER ${fn_} BEFORE UPDATE ON contacts FOR EACH ROW WHEN (NEW.name = '${name}') EXECUTE FUNCTION ${fn_}()`);
+    // On Citus, a trigger on a distributed table (taken to its shards) is allowed only when asked for.
+    await herald.db.transaction(async (trx) => {
+      await trx.raw('SET LOCAL citus.enable_unsafe_triggers = on');
+      await trx.raw(`CREATE TRIGGER ${fn_} BEFORE UPDATE ON contacts FOR EACH ROW WHEN (NEW.name = '${name}') EXECUTE FUNCTION ${fn_}()`);
+    });
     try {
       return await fn();
     } finally {
-      await herald.db.raw(`DROP TRIGGER ${fn_} ON contacts`);
+      await herald.db.transaction(async (trx) => {
+        await trx.raw('SET LOCAL citus.enable_unsafe_triggers = on');
+        await trx.raw(`DROP TRIGGER ${fn_} ON contacts`);
+      });
       await herald.db.raw(`DROP FUNCTION ${fn_}()`);
     }
   }
