@@ -179,7 +179,7 @@ test("the listener's connection lost: announcements made meanwhile are not, sinc
   expect((await events.next()).value?.data?.campaignProgress).toMatchObject({ status: 'active' });
   const listener = "SELECT pid FROM pg_stat_activity WHERE application_name = 'herald-progress' AND datname = current_database()";
   const [{ pid }] = (await herald.db.raw(listener)).rows;
-  await herald.db.raw('SELECT pg_terminate_backend(?)', [pid]);
+  await herald.db.raw('SELECT pg_terminate_backend(?::int)', [pid]);
   // Canceled while nobody listens (the listener comes back a second later).
   expect((await api.post(`/campaigns/${id}/cancel`, undefined, { token: org.token })).body.status).toBe('canceled');
   expect((await all(events)).map((e) => e.event.status)).toEqual(['canceled']);
