@@ -4,6 +4,7 @@ import { settleBatches } from '../src/delivery/sql/batches.js';
 import { openChunks, processChunk } from '../src/modules/campaigns/batches.js';
 import type { Herald } from '../src/server.js';
 import { signupOrg, startIsolatedHerald, waitFor, type Client } from './helpers/herald.js';
+import { isCitus } from './helpers/statements.js';
 
 // A campaign's settles all count on its one row. The settle writes its logs (and their recipient
 // index entries) first and takes the campaign's row last, so the row is held only until the commit
@@ -30,6 +31,7 @@ test('a settle has written its logs before it waits for the campaign’s row', a
   const holder = new pg.Client({ connectionString: herald.deps.config.databaseUrl });
   const probe = new pg.Client({ connectionString: herald.deps.config.databaseUrl });
   await Promise.all([holder.connect(), probe.connect()]);
+  const citus = await isCitus(probe);
   try {
     // Someone else holds the campaign's row (as a settle of another chunk would).
     await holder.query('BEGIN');
@@ -38,7 +40,13 @@ test('a settle has written its logs before it waits for the campaign’s row', a
     // The settle statement waits for a lock (pg_stat_activity keeps a statement's first 1 KiB).
     const blocked = await waitFor(
       async () =>
-        (await probe.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND left(query, 400) = left($1, 400)`, [settleBatches.text]))
+        (await probe.query(
+          // On Citus the settle waits on the worker holding the campaign's shard.
+          citus
+            ? `SELECT count(*)::int AS n FROM citus_lock_waits WHERE left(blocked_statement, 400) = left($1, 400)`
+            : `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND left(query, 400) = left($1, 400)`,
+          [settleBatches.text],
+        ))
           .rows[0].n as number,
       (n) => n > 0,
       20_000,
@@ -47,6 +55,8 @@ test('a settle has written its logs before it waits for the campaign’s row', a
 
     // The blocked settle has already written its log: writing the same log waits for it (and gives up).
     await probe.query('BEGIN');
+    // On Citus the insert runs on the worker: a SET LOCAL reaches it only when Citus is told to take it there.
+    if (citus) await probe.query(`SET LOCAL citus.propagate_set_commands = 'local'`);
     await probe.query(`SET LOCAL lock_timeout = '500ms'`);
     const same = await probe
       .query(

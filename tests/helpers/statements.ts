@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
 import type pg from 'pg';
+// @ts-expect-error node-postgres's own conversion of a parameter to its text (dates, arrays, JSON) has no types
+import { prepareValue } from 'pg/lib/utils.js';
 import { LAYOUT } from '../../src/db/layout.js';
 
 /** A statement a Herald issued, as knex ran it. */
@@ -27,9 +29,20 @@ export async function tenantStatementsOf<T>(db: Knex, request: () => Promise<T>)
 
 export const isCitus = async (client: pg.Client) => (await client.query("SELECT 1 FROM pg_extension WHERE extname = 'citus'")).rowCount === 1;
 
+/**
+ * The statement's text with its values written in, as node-postgres would have sent them: Citus
+ * cannot EXPLAIN some statements with bound parameters (an `INSERT ... SELECT`, a step's `INSERT`).
+ */
+function inlined(client: pg.Client, s: Statement): string {
+  return s.sql.replace(/\$(\d+)/g, (_, n: string) => {
+    const value = prepareValue(s.bindings[Number(n) - 1]) as string | null | undefined;
+    return value === null || value === undefined ? 'NULL' : client.escapeLiteral(String(value));
+  });
+}
+
 /** On Citus: the counts of shards the statement is sent to, one per distributed (sub)plan. */
 export async function taskCounts(client: pg.Client, s: Statement): Promise<number[]> {
-  const { rows } = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${s.sql}`, s.bindings);
+  const { rows } = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${inlined(client, s)}`);
   return rows.flatMap((r) => [...r['QUERY PLAN'].matchAll(/Task Count: (\d+)/g)].map((m) => Number(m[1])));
 }
 
@@ -42,12 +55,18 @@ interface PlanNode {
   Plans?: PlanNode[];
 }
 
-/** On plain Postgres: the scans of tenant tables in the statement's plan, with the conditions each applies. */
+/** A Citus plan node: the plans its shards run (their tables named with the shard's number). */
+interface DistributedNode extends PlanNode {
+  'Distributed Query'?: { Job: { Tasks?: { 'Remote Plan': { Plan: PlanNode }[][] }[] } };
+}
+
+/** The scans of tenant tables in the statement's plan (on Citus, in its shards' plans), with the conditions each applies. */
 export async function tenantScans(client: pg.Client, s: Statement): Promise<{ table: string; conditions: string }[]> {
-  const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${s.sql}`, s.bindings);
+  const { rows } = (await isCitus(client)) ? await client.query(`EXPLAIN (FORMAT JSON) ${inlined(client, s)}`) : await client.query(`EXPLAIN (FORMAT JSON) ${s.sql}`, s.bindings);
   const scans: { table: string; conditions: string }[] = [];
-  const walk = (node: PlanNode) => {
-    const table = node['Relation Name'];
+  const walk = (node: DistributedNode) => {
+    for (const task of node['Distributed Query']?.Job.Tasks ?? []) walk(task['Remote Plan'][0]![0]!.Plan);
+    const table = node['Relation Name']?.replace(/_\d+$/, '');
     if (table && node['Node Type'].endsWith('Scan') && (LAYOUT.tenant as readonly string[]).includes(table)) {
       scans.push({ table, conditions: [node['Index Cond'], node['Recheck Cond'], node.Filter].filter(Boolean).join(' AND ') });
     }
