@@ -54,20 +54,26 @@ interface PooledClient {
   releaseConnection(connection: pg.PoolClient): Promise<void>;
 }
 
-/**
- * Runs a statement on one of knex's pooled connections, or, given a knex transaction, on its
- * connection (a transaction's client hands out its own connection and keeps it on release).
- */
-export async function run<P extends object, R extends pg.QueryResultRow>(db: Db | Knex.Transaction, st: Statement<P, R>, params: P): Promise<R[]> {
+/** A statement with its parameters, as node-postgres runs it: for `run`, or for a connection held outside knex (a `COPY`'s). */
+export function queryOf<P extends object, R extends pg.QueryResultRow>(st: Statement<P, R>, params: P): pg.QueryConfig {
   const values = st.order.map((key) => {
     const value = params[key];
     if (value === undefined) throw new Error(`statement ${st.name}: no value for :${key}`);
     return value;
   });
+  return st.perCall ? { text: st.text, values } : { name: st.name, text: st.text, values };
+}
+
+/**
+ * Runs a statement on one of knex's pooled connections, or, given a knex transaction, on its
+ * connection (a transaction's client hands out its own connection and keeps it on release).
+ */
+export async function run<P extends object, R extends pg.QueryResultRow>(db: Db | Knex.Transaction, st: Statement<P, R>, params: P): Promise<R[]> {
+  const query = queryOf(st, params);
   const pool = db.client as PooledClient;
   const connection = await pool.acquireConnection();
   try {
-    return (await connection.query<R>(st.perCall ? { text: st.text, values } : { name: st.name, text: st.text, values })).rows;
+    return (await connection.query<R>(query)).rows;
   } finally {
     void pool.releaseConnection(connection);
   }

@@ -6,7 +6,7 @@ import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Deps } from '../../context.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import { run } from '../../db/statements.js';
+import { queryOf, run } from '../../db/statements.js';
 import { tenant } from '../../db/tenant.js';
 import { wake } from '../../delivery/outbox.js';
 import { CHANNELS, type Channel } from '../../delivery/types.js';
@@ -170,13 +170,10 @@ async function stage(deps: Deps, job: ImportRow, options: StoredOptions, signal?
       throw err;
     }
     const [still] = (
-      await client.query({
-        text: markStaged.text,
-        values: markStaged.order.map((k) => ({ orgId, importId: job.id, attempt: job.attempts, rows, failed, errors: JSON.stringify(errors), now: new Date(), leasedUntil: leaseUntil(deps) })[k]),
-      })
+      await client.query(queryOf(markStaged, { orgId, importId: job.id, attempt: job.attempts, rows, failed, errors: JSON.stringify(errors), now: new Date(), leasedUntil: leaseUntil(deps) }))
     ).rows;
     if (!still) throw await stopped(deps, job);
-    await client.query({ text: importChanged.text, values: importChanged.order.map((k) => ({ orgId, importId: job.id })[k]) });
+    await client.query(queryOf(importChanged, { orgId, importId: job.id }));
     await client.query('COMMIT');
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {});
