@@ -211,6 +211,16 @@ export async function contactsFor(
 ): Promise<Map<string, RecipientContact>> {
   const contacts = new Map<string, RecipientContact>();
   if (!addresses.length) return contacts;
-  for (const row of await run(db, contactsByAddress(channel === 'email', fields), { orgId, addresses: textArrayLiteral(addresses) })) contacts.set(row.address, row);
+  const st = contactsByAddress(channel === 'email', fields);
+  const [row] = await run(db, st, { orgId, addresses: textArrayLiteral(addresses) });
+  if (!row?.address) return contacts;
+  const found = JSON.parse(row.address) as string[];
+  const ids = JSON.parse(row.id!) as string[];
+  const columns = CONTACT_FIELDS.filter((f) => fields.includes(f)).map((f) => [f, JSON.parse(row[f]!) as unknown[]] as const);
+  for (let i = 0; i < found.length; i++) {
+    const contact: RecipientContact = { id: ids[i]! };
+    for (const [field, values] of columns) (contact as Record<string, unknown>)[field] = values[i];
+    contacts.set(found[i]!, contact);
+  }
   return contacts;
 }

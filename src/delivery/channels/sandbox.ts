@@ -80,10 +80,15 @@ export function createSandboxAdapter(db: Db, channel: Channel, latencyMs = 0): C
       const recipients: string[] = new Array(n);
       let failures = 0;
       let personal = false;
+      let headers = false;
       for (let i = 0; i < n; i++) {
         const recipient = targets[i]!.recipient;
         recipients[i] = recipient;
-        if (targets[i]!.content) personal = true;
+        const content = targets[i]!.content;
+        if (content) {
+          personal = true;
+          if (content.headers) headers = true;
+        }
         if (!isReservedFailure(channel, recipient)) results[i] = { recipient, ok: true, network: 'sandbox' };
         else {
           failures++;
@@ -103,10 +108,11 @@ export function createSandboxAdapter(db: Db, channel: Channel, latencyMs = 0): C
         [
           message.orgId, channel, message.subject ?? null, message.body, JSON.stringify(attachments),
           textArrayLiteral(recipients), textArrayLiteral(failures ? results.map((r) => r.error ?? null) : []),
-          // A recipient's own text and headers only when some recipient has them.
+          // A recipient's own text and headers only when some recipient has them (the outbox reads
+          // a recipient's headers as `{}` when the call has none).
           textArrayLiteral(personal ? targets.map((t) => bodyOf(message, t)) : []),
           textArrayLiteral(personal && message.subject !== undefined ? targets.map((t) => subjectOf(message, t) ?? null) : []),
-          JSON.stringify(personal ? targets.map((t) => t.content?.headers ?? {}) : []),
+          JSON.stringify(headers ? targets.map((t) => t.content?.headers ?? {}) : []),
         ],
       );
       if (channel !== 'email') await queueReceipts(db, channel, message.orgId, targets, results);

@@ -21,8 +21,17 @@ export interface RecipientContactRow {
   attributes?: Record<string, string | number | boolean>;
 }
 
+/**
+ * The contacts of a chunk as one row of columns, each a JSON array in the same order (`json_agg`
+ * over the same rows): node-postgres builds an object and parses each value of every row it is
+ * sent, which for a chunk's 6,300 contacts cost more of Herald's CPU than everything else a
+ * personalised batch does; one JSON text per column is parsed natively. Null when no address has
+ * a contact.
+ */
+export type RecipientContactColumns = { address: string | null; id: string | null } & Partial<Record<ContactField, string | null>>;
+
 /** `addresses`: a text[] literal (`textArrayLiteral`): a chunk's 6,300 addresses, which node-postgres would escape one by one. */
-const made = new Map<string, Statement<{ orgId: string; addresses: string }, RecipientContactRow>>();
+const made = new Map<string, Statement<{ orgId: string; addresses: string }, RecipientContactColumns>>();
 
 export function contactsByAddress(byEmail: boolean, fields: readonly ContactField[]) {
   const wanted = CONTACT_FIELDS.filter((f) => fields.includes(f));
@@ -31,12 +40,14 @@ export function contactsByAddress(byEmail: boolean, fields: readonly ContactFiel
   if (!st) {
     const address = byEmail ? 'lower(c.email)' : 'c.phone';
     const columns = ['c.id', ...wanted.map((f) => `c.${f}`)].join(', ');
+    const aggregates = ['address', 'id', ...wanted].map((column) => `json_agg(r.${column})::text AS ${column}`).join(', ');
     st = statement(
       name,
-      `SELECT DISTINCT ON (${address}) ${address} AS address, ${columns}
-       FROM contacts c
-       WHERE c.organization_id = :orgId AND ${address} = ANY(:addresses::text[])
-       ORDER BY ${address}, c.created_at, c.id`,
+      `SELECT ${aggregates} FROM (
+         SELECT DISTINCT ON (${address}) ${address} AS address, ${columns}
+         FROM contacts c
+         WHERE c.organization_id = :orgId AND ${address} = ANY(:addresses::text[])
+         ORDER BY ${address}, c.created_at, c.id) r`,
     );
     made.set(name, st);
   }
