@@ -1,0 +1,60 @@
+// The contacts behind a chunk's addresses (`contactsFor`), read in one statement as one row of JSON
+// columns: each address gets its own contact's fields, the oldest contact speaks for an address two
+// share, an address no contact has gets none, and another organization's contacts are never read.
+import pg from 'pg';
+import { contactsFor } from '../src/delivery/personalise.js';
+import { contactsByAddress } from '../src/delivery/sql/recipients.js';
+import type { Herald } from '../src/server.js';
+import { heraldWithOrgs, type Client, type Org } from './helpers/herald.js';
+import { expectEachWithOrganization } from './helpers/statements.js';
+
+let herald: Herald, api: Client, org: Org, other: Org;
+beforeAll(async () => ({ herald, api, orgs: [org, other] } = await heraldWithOrgs(2)));
+afterAll(() => herald?.stop());
+
+const contact = async (o: Org, body: Record<string, unknown>) => {
+  const res = await api.post('/contacts', body, { token: o.token });
+  expect(res.status).toBe(201);
+  return res.body as { _id: string };
+};
+
+test("each address gets its contact's fields; the oldest of two speaks for their address; none for an unknown one", async () => {
+  const ada = await contact(org, {
+    name: 'Ada Lovelace', phone: '+254711000001', email: 'Ada@Example.com', organization: 'Engines',
+    tags: ['vip', 'early'], attributes: { plan: 'gold', seats: 3, trial: false },
+  });
+  const first = await contact(org, { name: 'First Holder', phone: '+254711000002' });
+  await contact(org, { name: 'Second Holder', phone: '+254711000002', attributes: { plan: 'silver' } });
+  // The same number in another organization: never read for this one.
+  await contact(other, { name: 'Elsewhere', phone: '+254711000003' });
+
+  const bySms = await contactsFor(herald.db, org.orgId, 'sms', ['+254711000001', '+254711000002', '+254711000003', '+254799999999']);
+  expect(bySms.get('+254711000001')).toEqual({
+    id: ada._id, name: 'Ada Lovelace', email: 'ada@example.com', phone: '+254711000001', company: 'Engines',
+    tags: ['vip', 'early'], attributes: { plan: 'gold', seats: 3, trial: false },
+  });
+  expect(bySms.get('+254711000002')).toMatchObject({ id: first._id, name: 'First Holder', attributes: {} });
+  expect(bySms.has('+254711000003')).toBe(false);
+  expect(bySms.has('+254799999999')).toBe(false);
+  expect(bySms.size).toBe(2);
+
+  // Only the fields asked for, found by the address as sends store it (lower-cased).
+  const byEmail = await contactsFor(herald.db, org.orgId, 'email', ['ada@example.com'], ['name']);
+  expect(byEmail.get('ada@example.com')).toEqual({ id: ada._id, name: 'Ada Lovelace' });
+  // No address has a contact: an empty map, not an error.
+  expect((await contactsFor(herald.db, other.orgId, 'email', ['nobody@example.com'])).size).toBe(0);
+});
+
+test('the lookup stays with its organization', async () => {
+  const client = new pg.Client({ connectionString: process.env.HERALD_TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    const statements = [contactsByAddress(false, ['name', 'attributes']), contactsByAddress(true, ['email', 'tags'])].map((st) => ({
+      sql: st.text,
+      bindings: st.order.map((k) => ({ orgId: org.orgId, addresses: '{+254711000001,ada@example.com}' })[k]),
+    }));
+    await expectEachWithOrganization(client, statements, org.orgId);
+  } finally {
+    await client.end();
+  }
+});
