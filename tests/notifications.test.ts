@@ -1,6 +1,6 @@
 import type { Herald } from '../src/server.js';
 import { smsShape } from '../src/delivery/cost.js';
-import { nextLink } from './helpers/contacts-groups.js';
+import { makeContact, nextLink } from './helpers/contacts-groups.js';
 import { createApiKey, addUser, heraldWithClient, signupOrg, type Client, type Org, UUID_RE } from './helpers/herald.js';
 
 let herald: Herald, api: Client;
@@ -354,5 +354,23 @@ describe('sandbox outbox', () => {
     expect((await api.get('/sandbox/outbox?recipient=MIXED%40example.com', { token: org.token })).body.map((m: any) => m.recipient)).toEqual(['mixed@example.com']);
     const gql: any = await api.gql('{ sandboxOutbox(recipient: "0712345655") { edges { node { recipient } } } }', {}, { token: org.token });
     expect(gql.body.data.sandboxOutbox.edges.map((e: any) => e.node.recipient)).toEqual(['+254712345655']);
+  });
+
+  test("a personalised send to all shows each recipient's own text; only a bulk email carries headers", async () => {
+    const org = await signupOrg(api);
+    const cred = { token: org.token };
+    await makeContact(api, cred, { name: 'Ada Lovelace', phone: '+254712345661', email: 'ada.outbox@example.com' });
+    await makeContact(api, cred, { name: 'Bob Marley', phone: '+254712345662', email: 'bob.outbox@example.com' });
+    const sms = await api.post('/notifications/send-to-all', { type: 'sms', to: 'all', message: 'Hi {{ contact.firstName }}' }, cred);
+    expect(sms.status).toBe(200);
+    const mail = await api.post('/notifications/send-to-all', { type: 'email', to: 'all', subject: 'For {{ contact.firstName }}', message: 'Hello {{ contact.name }}' }, cred);
+    expect(mail.status).toBe(200);
+    const items = (await outbox(org)).map((m) => [m.channel, m.recipient, m.subject, m.body, Object.keys(m.headers)]).sort((a, b) => `${a[0]}${a[1]}`.localeCompare(`${b[0]}${b[1]}`));
+    expect(items).toEqual([
+      ['email', 'ada.outbox@example.com', 'For Ada', 'Hello Ada Lovelace', ['List-Unsubscribe', 'List-Unsubscribe-Post']],
+      ['email', 'bob.outbox@example.com', 'For Bob', 'Hello Bob Marley', ['List-Unsubscribe', 'List-Unsubscribe-Post']],
+      ['sms', '+254712345661', null, 'Hi Ada', []],
+      ['sms', '+254712345662', null, 'Hi Bob', []],
+    ]);
   });
 });

@@ -7,7 +7,7 @@ import { unsubscribeUrl, type UnsubscribeRef } from './unsubscribe-tokens.js';
 import { isMarkup } from './html.js';
 import { trackHtml } from './tracking.js';
 import { unitCost } from './cost.js';
-import { CONTACT_FIELDS, contactsByAddress, type ContactField, type RecipientContactRow } from './sql/recipients.js';
+import { CONTACT_FIELDS, contactsByAddress, contactsOfColumns, type ContactField, type RecipientContactRow } from './sql/recipients.js';
 import type { Channel, TargetContent } from './types.js';
 
 /**
@@ -209,18 +209,7 @@ export async function contactsFor(
   addresses: string[],
   fields: readonly ContactField[] = CONTACT_FIELDS,
 ): Promise<Map<string, RecipientContact>> {
-  const contacts = new Map<string, RecipientContact>();
-  if (!addresses.length) return contacts;
-  const st = contactsByAddress(channel === 'email', fields);
-  const [row] = await run(db, st, { orgId, addresses: textArrayLiteral(addresses) });
-  if (!row?.address) return contacts;
-  const found = JSON.parse(row.address) as string[];
-  const ids = JSON.parse(row.id!) as string[];
-  const columns = CONTACT_FIELDS.filter((f) => fields.includes(f)).map((f) => [f, JSON.parse(row[f]!) as unknown[]] as const);
-  for (let i = 0; i < found.length; i++) {
-    const contact: RecipientContact = { id: ids[i]! };
-    for (const [field, values] of columns) (contact as Record<string, unknown>)[field] = values[i];
-    contacts.set(found[i]!, contact);
-  }
-  return contacts;
+  if (!addresses.length) return new Map();
+  const [row] = await run(db, contactsByAddress(channel === 'email', fields), { orgId, addresses: textArrayLiteral(addresses) });
+  return contactsOfColumns(row);
 }

@@ -53,3 +53,18 @@ export function contactsByAddress(byEmail: boolean, fields: readonly ContactFiel
   }
   return st;
 }
+
+/** The contacts of a `contactsByAddress` row, by address: each column's array read at the same index. */
+export function contactsOfColumns(row: RecipientContactColumns | undefined): Map<string, Omit<RecipientContactRow, 'address'>> {
+  const contacts = new Map<string, Omit<RecipientContactRow, 'address'>>();
+  if (!row?.address) return contacts;
+  const addresses = JSON.parse(row.address) as string[];
+  const ids = JSON.parse(row.id!) as string[];
+  const columns = CONTACT_FIELDS.filter((f) => row[f] != null).map((f) => [f, JSON.parse(row[f]!) as unknown[]] as const);
+  for (let i = 0; i < addresses.length; i++) {
+    const contact: Record<string, unknown> = { id: ids[i] };
+    for (const [field, values] of columns) contact[field] = values[i];
+    contacts.set(addresses[i]!, contact as Omit<RecipientContactRow, 'address'>);
+  }
+  return contacts;
+}
