@@ -92,7 +92,7 @@ try {
 
   // The bare baseline: the two statements Herald runs (the page, then the count when the page is not
   // all), without HTTP, authentication, normalisation, receipts or JSON.
-  const addresses = `string_to_array(recipients::text, '"') @> ARRAY[$2]::text[]`;
+  const addresses = `(string_to_array(replace(recipients::text, '","', '"'), '"') COLLATE "C") @> ARRAY[$2]::text[]`;
   const bare = async (address: string) => {
     const page = await pool.query(
       `SELECT * FROM (SELECT id, organization_id, channel, sender_user_id, campaign_id, test, network, recipients, provider_ids, message_preview,

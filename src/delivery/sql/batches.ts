@@ -82,7 +82,7 @@ export const renewBatchLease = statement<Omit<ChunkKey, 'first' | 'last'> & { ba
  * campaign it counts is announced to the API processes (`./progress.ts`).
  */
 export const settleBatches = statement<
-  Omit<ChunkKey, 'first' | 'last'> & {
+  ChunkKey & {
     senderUserId: string | null;
     /**
      * `jsonRows` of `{ batch_no, log_id, recipients (JSON text; null: every recipient succeeded), sent, failed, cost, network,
@@ -100,7 +100,10 @@ export const settleBatches = statement<
         settled AS (
           UPDATE campaign_batches b SET status = 'settled', sent = v.sent, failed = v.failed, settled_at = now()
           FROM v
-          WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel
+          -- The range of the batches settled (a chunk's, at most) bounds the scan of the campaign's
+          -- batches to theirs, whatever plan the join gets: without it, settling a chunk read every
+          -- batch row of the campaign (1,000 for 100,000 recipients) to find its 63.
+          WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel AND b.batch_no BETWEEN :first AND :last
             AND b.batch_no = v.batch_no AND b.status = 'sending'
           -- Columns only (Citus runs no function that is not immutable in RETURNING): the log's
           -- recipients are worked out where it is written.

@@ -332,7 +332,8 @@ async function settle(db: Db, ref: ChunkRef, senderUserId: string | null, prepar
       unit_cost: log.unit,
     };
   });
-  const input = { ...keyOf(ref), senderUserId, batches: jsonRows(batches, 'recipients') };
+  const batchNos = batches.map((b) => b.batch_no);
+  const input = { ...keyOf(ref), first: Math.min(...batchNos), last: Math.max(...batchNos), senderUserId, batches: jsonRows(batches, 'recipients') };
   // Every recipient sent spends exactly what its batch held: nothing to release, so the settle is
   // one statement on its own. Otherwise what was not spent is released in the same transaction.
   const unspent = prepared.reduce((sum, p, i) => sum + p.batch.reserved - batches[i]!.cost, 0);
