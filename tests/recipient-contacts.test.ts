@@ -2,7 +2,7 @@
 // columns: each address gets its own contact's fields, the oldest contact speaks for an address two
 // share, an address no contact has gets none, and another organization's contacts are never read.
 import pg from 'pg';
-import { contactsFor } from '../src/delivery/personalise.js';
+import { contactsFor, Personaliser } from '../src/delivery/personalise.js';
 import { contactsByAddress } from '../src/delivery/sql/recipients.js';
 import type { Herald } from '../src/server.js';
 import { heraldWithOrgs, type Client, type Org } from './helpers/herald.js';
@@ -38,9 +38,10 @@ test("each address gets its contact's fields; the oldest of two speaks for their
   expect(bySms.has('+254799999999')).toBe(false);
   expect(bySms.size).toBe(2);
 
-  // Only the fields asked for, found by the address as sends store it (lower-cased).
+  // Only the fields asked for (the id too), found by the address as sends store it (lower-cased).
   const byEmail = await contactsFor(herald.db, org.orgId, 'email', ['ada@example.com'], ['name']);
-  expect(byEmail.get('ada@example.com')).toEqual({ id: ada._id, name: 'Ada Lovelace' });
+  expect(byEmail.get('ada@example.com')).toEqual({ name: 'Ada Lovelace' });
+  expect((await contactsFor(herald.db, org.orgId, 'email', ['ada@example.com'], ['id', 'tags'])).get('ada@example.com')).toEqual({ id: ada._id, tags: ['vip', 'early'] });
   // No address has a contact: an empty map, not an error.
   expect((await contactsFor(herald.db, other.orgId, 'email', ['nobody@example.com'])).size).toBe(0);
 });
@@ -57,4 +58,15 @@ test('the lookup stays with its organization', async () => {
   } finally {
     await client.end();
   }
+});
+
+test('a message reads the fields its text reads, and the id only when it carries an unsubscribe link', () => {
+  const scope = { orgId: org.orgId, organizationName: 'Org', bulk: true };
+  const fields = (channel: 'sms' | 'email', body: string, bulk = true) => new Personaliser(herald.deps.config, channel, { body }, { ...scope, bulk }).contactFields;
+  expect(fields('sms', 'Hi {{ contact.firstName }}, {{ contact.attributes.plan }}')).toEqual(['name', 'attributes']);
+  expect(fields('sms', 'Hi {{ contact.name }}. Stop: {{ unsubscribe_url }}')).toEqual(['name', 'id']);
+  // A bulk email carries its List-Unsubscribe link whatever its text.
+  expect(fields('email', 'Hi {{ contact.organization }}')).toEqual(['company', 'id']);
+  expect(fields('email', 'Hi {{ contact.organization }}', false)).toEqual(['company']);
+  expect(fields('sms', 'Hi {{ contact }}')).toContain('id');
 });

@@ -121,8 +121,10 @@ export class Personaliser {
     this.headers = scope.bulk && channel === 'email';
     this.tracks = channel === 'email' && scope.tracking !== false && isMarkup(texts.body);
     const paths = [...pathsRead(this.body), ...(this.subject ? pathsRead(this.subject) : [])].filter((p) => p[0] === 'contact');
-    // `contact` read whole (or a field it does not have) reads every column.
-    this.contactFields = paths.some((p) => !p[1] || !(p[1] in FIELD_COLUMNS)) ? CONTACT_FIELDS : [...new Set(paths.map((p) => FIELD_COLUMNS[p[1]!]!))];
+    // `contact` read whole (or a field it does not have) reads every column; an unsubscribe link
+    // names the contact by its id.
+    const read = paths.some((p) => !p[1] || !(p[1] in FIELD_COLUMNS)) ? CONTACT_FIELDS : paths.map((p) => FIELD_COLUMNS[p[1]!]!);
+    this.contactFields = [...new Set<ContactField>([...read, ...(this.readsUnsubscribe || this.headers ? (['id'] as const) : [])])];
   }
 
   /** Whether each recipient is sent its own content (text, headers, or tracked links): rendering it needs the contact behind each address (`contactsFor`). */
@@ -186,7 +188,8 @@ export class Personaliser {
 
   /** A link that unsubscribes the contact (or, for an address no contact has, the address) from this channel. */
   private unsubscribeLink(address: string, contact: RecipientContact | null): string {
-    const ref: UnsubscribeRef = contact ? { orgId: this.scope.orgId, channel: this.channel, contactId: contact.id } : { orgId: this.scope.orgId, channel: this.channel, address };
+    // A contact read without its id (`contactFields` asks for it whenever a link is made) has none to name.
+    const ref: UnsubscribeRef = contact?.id ? { orgId: this.scope.orgId, channel: this.channel, contactId: contact.id } : { orgId: this.scope.orgId, channel: this.channel, address };
     return unsubscribeUrl(this.config.publicUrl, this.config.jwtSecret, ref);
   }
 

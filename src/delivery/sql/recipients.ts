@@ -7,12 +7,13 @@ import { statement, type Statement } from '../../db/statements.js';
  * statement per channel and set of fields, made once.
  */
 
-export const CONTACT_FIELDS = ['name', 'email', 'phone', 'company', 'tags', 'attributes'] as const;
+/** `id` too is read only when asked for: only an unsubscribe link names the contact. */
+export const CONTACT_FIELDS = ['id', 'name', 'email', 'phone', 'company', 'tags', 'attributes'] as const;
 export type ContactField = (typeof CONTACT_FIELDS)[number];
 
 export interface RecipientContactRow {
   address: string;
-  id: string;
+  id?: string;
   name?: string;
   email?: string | null;
   phone?: string | null;
@@ -28,7 +29,7 @@ export interface RecipientContactRow {
  * personalised batch does; one JSON text per column is parsed natively. Null when no address has
  * a contact.
  */
-export type RecipientContactColumns = { address: string | null; id: string | null } & Partial<Record<ContactField, string | null>>;
+export type RecipientContactColumns = { address: string | null } & Partial<Record<ContactField, string | null>>;
 
 /**
  * `addresses`: a text[] literal (`textArrayLiteral`): a chunk's 6,300 addresses, which node-postgres
@@ -41,16 +42,16 @@ const made = new Map<string, Statement<{ orgId: string; addresses: string }, Rec
 
 export function contactsByAddress(byEmail: boolean, fields: readonly ContactField[]) {
   const wanted = CONTACT_FIELDS.filter((f) => fields.includes(f));
-  const name = `herald_recipient_contacts_by_${byEmail ? 'email' : 'phone'}${wanted.length === CONTACT_FIELDS.length ? '' : `_${wanted.join('_') || 'id'}`}`;
+  const name = `herald_recipient_contacts_by_${byEmail ? 'email' : 'phone'}${wanted.length === CONTACT_FIELDS.length ? '' : `_${wanted.join('_') || 'address'}`}`;
   let st = made.get(name);
   if (!st) {
     const address = byEmail ? 'lower(c.email)' : 'c.phone';
-    const columns = ['c.id', ...wanted.map((f) => `c.${f}`)].join(', ');
-    const aggregates = ['address', 'id', ...wanted].map((column) => `json_agg(r.${column})::text AS ${column}`).join(', ');
+    const columns = wanted.map((f) => `, c.${f}`).join('');
+    const aggregates = ['address', ...wanted].map((column) => `json_agg(r.${column})::text AS ${column}`).join(', ');
     st = statement(
       name,
       `SELECT ${aggregates} FROM (
-         SELECT DISTINCT ON (${address}) ${address} AS address, ${columns}
+         SELECT DISTINCT ON (${address}) ${address} AS address${columns}
          FROM contacts c
          WHERE c.organization_id = :orgId AND ${address} = ANY((SELECT :addresses::text[])::text[])
          ORDER BY ${address}, c.created_at, c.id) r`,
@@ -65,10 +66,9 @@ export function contactsOfColumns(row: RecipientContactColumns | undefined): Map
   const contacts = new Map<string, Omit<RecipientContactRow, 'address'>>();
   if (!row?.address) return contacts;
   const addresses = JSON.parse(row.address) as string[];
-  const ids = JSON.parse(row.id!) as string[];
   const columns = CONTACT_FIELDS.filter((f) => row[f] != null).map((f) => [f, JSON.parse(row[f]!) as unknown[]] as const);
   for (let i = 0; i < addresses.length; i++) {
-    const contact: Record<string, unknown> = { id: ids[i] };
+    const contact: Record<string, unknown> = {};
     for (const [field, values] of columns) contact[field] = values[i];
     contacts.set(addresses[i]!, contact as Omit<RecipientContactRow, 'address'>);
   }
