@@ -419,6 +419,34 @@ describe('deliveries', () => {
     expect(receiver.requests).toHaveLength(3);
   });
 
+  test('attempts that could not be kept are posted again at once with the same webhook-id, not after their lease', async () => {
+    const { org: o, receiver, endpoint } = await hooked();
+    // The first write of this organization's attempts fails (a sequence counts across the
+    // rollback): the delivery was posted, its attempt is lost with the failed statement.
+    const citus = (await herald.db.raw("SELECT 1 FROM pg_extension WHERE extname = 'citus'")).rows.length > 0;
+    if (citus) return; // a trigger on a distributed table is not what this checks
+    await herald.db.raw(`CREATE SEQUENCE keep_fault_seq;
+      CREATE FUNCTION keep_fault() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.organization_id = '${o.orgId}' AND nextval('keep_fault_seq') = 1 THEN RAISE EXCEPTION 'injected: attempts not kept'; END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER keep_fault BEFORE INSERT ON webhook_attempts FOR EACH ROW EXECUTE FUNCTION keep_fault();`);
+    try {
+      await sendEmail(o);
+      const requests = await receiver.waitForRequests(2);
+      expect(requests[1].id).toBe(requests[0].id);
+      expect(requests[1].rawBody).toBe(requests[0].rawBody);
+      // Within the queue's first retry of the failed run (about 3 s), not the lease (31 s here).
+      expect(requests[1].at - requests[0].at).toBeLessThan(15_000);
+      const event = await waitForSettled(o, requests[0].id!, endpoint._id);
+      expect(deliveryTo(event, endpoint._id)).toMatchObject({ status: 'succeeded', lastResponseStatus: 200 });
+      expect((await attemptsOf(o, endpoint._id)).map((a) => a.status)).toEqual(['succeeded']);
+    } finally {
+      await herald.db.raw('DROP TRIGGER keep_fault ON webhook_attempts; DROP FUNCTION keep_fault(); DROP SEQUENCE keep_fault_seq');
+    }
+  });
+
   test('Retry-After on a failure sets the delay before the next attempt', async () => {
     const { org: o, receiver, endpoint } = await hooked();
     receiver.script({ kind: 'answer', status: 503, headers: { 'retry-after': '3' }, body: 'busy' });

@@ -38,6 +38,8 @@ const BATCH = 100;
 const PER_BATCH = 16;
 const BATCHES_IN_FLIGHT = 3;
 const RUN_MS = 20_000;
+/** How long after a run that failed (a statement that threw) the endpoint's next run is queued. */
+const AFTER_FAILED_RUN_MS = 2_000;
 const ANSWER_BYTES = 1024;
 const FAILING_DAYS = 5;
 /** The longest `Retry-After` honoured. */
@@ -246,7 +248,18 @@ export function webhookTasks(deps: WebhookDeps): TaskList {
     };
     await Promise.all(Array.from({ length: Math.min(PER_BATCH, claimed.length) }, lane));
     if (results.length) {
-      const disabled = await keep(r.orgId, endpoint, results);
+      let disabled: string | null;
+      try {
+        disabled = await keep(r.orgId, endpoint, results);
+      } catch (err) {
+        // The attempts were made but not kept: their deliveries are given back at once (best
+        // effort), so the run queued after this failure posts them again with the same webhook-id,
+        // rather than waiting out their lease (half a minute and more).
+        await run(deps.db, releaseDeliveries, { orgId: r.orgId, endpointId: r.endpointId, eventIds: claimed.map((d) => d.event_id) }).catch(
+          (releaseErr: unknown) => deps.log.warn({ err: releaseErr, orgId: r.orgId, endpointId: r.endpointId }, 'webhooks: could not give back deliveries'),
+        );
+        throw err;
+      }
       if (disabled) {
         r.stopped ??= disabled;
         deps.log.warn({ orgId: r.orgId, endpointId: r.endpointId, reason: disabled }, 'webhooks: endpoint disabled');
@@ -292,7 +305,14 @@ export function webhookTasks(deps: WebhookDeps): TaskList {
       runs.delete(`${orgId}:${endpointId}`);
       await Promise.all(inFlight);
     }
-    if (failure) throw failure;
+    if (failure) {
+      // What the run took and could not finish was given back (`deliverBatch`): the endpoint's next
+      // run is queued a moment later (a queued run, never one started here at once, so an error
+      // that lasts cannot spin), rather than left to a lease or the sweep. Best effort: the sweep
+      // still wakes what is overdue when the database is what failed.
+      await run(deps.db, scheduleRetry, { orgId, endpointId, runAt: new Date(Date.now() + AFTER_FAILED_RUN_MS) }).catch(() => {});
+      throw failure;
+    }
     if (r.stopped) return;
     const [{ next } = { next: null }] = await run(deps.db, nextDue, { orgId, endpointId });
     if (!next) return;
