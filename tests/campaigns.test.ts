@@ -284,7 +284,8 @@ describe('schedule and cancel', () => {
   test('a campaign scheduled a few seconds ahead is sent once, at its time', async () => {
     const org = await signupOrg(api);
     await contact(org, { name: 'A', phone: '0712345301' });
-    const at = new Date(Date.now() + 2500);
+    // Far enough ahead that a loaded machine still launches it before its time.
+    const at = new Date(Date.now() + 4000);
     const c = await campaign(org, { scheduleDate: at.toISOString() });
     const res = await api.post(`/campaigns/${c._id}/launch`, undefined, { token: org.token });
     expect(res.body).toEqual({ _id: c._id, status: 'scheduled', updatedAt: expect.stringMatching(ISO_MS) });
@@ -299,10 +300,11 @@ describe('schedule and cancel', () => {
   test('a scheduled campaign whose time comes when the balance is short fails its batches, uncharged, with the reason', async () => {
     const org = await signupOrg(api);
     await seedContacts(org, 150, 3);
-    const c = await campaign(org, { scheduleDate: new Date(Date.now() + 1500).toISOString() });
-    expect((await api.post(`/campaigns/${c._id}/launch`, undefined, { token: org.token })).body.status).toBe('scheduled');
-    // 150 recipients need 150 credits: the start reserves nothing, and the chunk's claim finds 120.
+    const c = await campaign(org, { scheduleDate: new Date(Date.now() + 3000).toISOString() });
+    // 150 recipients need 150 credits: scheduling checks none, the start reserves nothing, and the
+    // chunk's claim finds 120 (set before the launch: set after, a slow launch could start first).
     await herald.db('organization_credits').where({ organization_id: org.orgId }).update({ credits: 120 });
+    expect((await api.post(`/campaigns/${c._id}/launch`, undefined, { token: org.token })).body.status).toBe('scheduled');
     const done = await waitFor(() => api.get(`/campaigns/${c._id}`, { token: org.token }), (r) => r.body.status === 'completed');
     expect(done.body.analytics).toMatchObject({ sent: 0, failed: 150 });
     expect((await api.get('/organizations/current', { token: org.token })).body.credits).toBe(120);
@@ -317,17 +319,19 @@ describe('schedule and cancel', () => {
     await contact(org, { name: 'A', phone: '0712345401' });
     const c = await campaign(org, { scheduleDate: new Date(Date.now() + 60_000).toISOString() });
     expect((await api.post(`/campaigns/${c._id}/launch`, undefined, { token: org.token })).body.status).toBe('scheduled');
-    const sooner = new Date(Date.now() + 1500).toISOString();
+    const sooner = new Date(Date.now() + 2500).toISOString();
     const moved = await api.put(`/campaigns/${c._id}`, { scheduleDate: sooner }, { token: org.token });
     expect(moved.body).toMatchObject({ status: 'scheduled', scheduleDate: sooner });
     expect((await waitFor(() => api.get(`/campaigns/${c._id}`, { token: org.token }), (r) => r.body.status === 'completed')).body.status).toBe('completed');
 
-    const d = await campaign(org, { scheduleDate: new Date(Date.now() + 1500).toISOString() });
-    await api.post(`/campaigns/${d._id}/launch`, undefined, { token: org.token });
+    // Canceled well before its time (a loaded machine still gets there first), and checked after it.
+    const dAt = Date.now() + 4000;
+    const d = await campaign(org, { scheduleDate: new Date(dAt).toISOString() });
+    expect((await api.post(`/campaigns/${d._id}/launch`, undefined, { token: org.token })).body.status).toBe('scheduled');
     const canceled = await api.post(`/campaigns/${d._id}/cancel`, undefined, { token: org.token });
     expect(canceled.body).toEqual({ _id: d._id, status: 'canceled', updatedAt: expect.stringMatching(ISO_MS) });
     expect(canceled.body.updatedAt > d.updatedAt).toBe(true);
-    await new Promise((r) => setTimeout(r, 2500));
+    await new Promise((r) => setTimeout(r, Math.max(0, dAt + 1000 - Date.now())));
     expect((await api.get(`/campaigns/${d._id}`, { token: org.token })).body.status).toBe('canceled');
     expect((await api.get(`/message-logs?campaignId=${d._id}`, { token: org.token })).body).toEqual([]);
     expect((await api.post(`/campaigns/${d._id}/cancel`, undefined, { token: org.token })).status).toBe(409);
