@@ -420,11 +420,11 @@ describe('deliveries', () => {
   });
 
   test('attempts that could not be kept are posted again at once with the same webhook-id, not after their lease', async () => {
+    // A trigger on a distributed table is not what this checks: on Citus it is left out.
+    if ((await herald.db.raw("SELECT 1 FROM pg_extension WHERE extname = 'citus'")).rows.length) return;
     const { org: o, receiver, endpoint } = await hooked();
     // The first write of this organization's attempts fails (a sequence counts across the
     // rollback): the delivery was posted, its attempt is lost with the failed statement.
-    const citus = (await herald.db.raw("SELECT 1 FROM pg_extension WHERE extname = 'citus'")).rows.length > 0;
-    if (citus) return; // a trigger on a distributed table is not what this checks
     await herald.db.raw(`CREATE SEQUENCE keep_fault_seq;
       CREATE FUNCTION keep_fault() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
@@ -437,7 +437,7 @@ describe('deliveries', () => {
       const requests = await receiver.waitForRequests(2);
       expect(requests[1].id).toBe(requests[0].id);
       expect(requests[1].rawBody).toBe(requests[0].rawBody);
-      // Within the queue's first retry of the failed run (about 3 s), not the lease (31 s here).
+      // The run queued 2 s after the failed one takes it, not a run after its lease (31 s here).
       expect(requests[1].at - requests[0].at).toBeLessThan(15_000);
       const event = await waitForSettled(o, requests[0].id!, endpoint._id);
       expect(deliveryTo(event, endpoint._id)).toMatchObject({ status: 'succeeded', lastResponseStatus: 200 });

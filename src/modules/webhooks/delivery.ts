@@ -310,7 +310,9 @@ export function webhookTasks(deps: WebhookDeps): TaskList {
       // run is queued a moment later (a queued run, never one started here at once, so an error
       // that lasts cannot spin), rather than left to a lease or the sweep. Best effort: the sweep
       // still wakes what is overdue when the database is what failed.
-      await run(deps.db, scheduleRetry, { orgId, endpointId, runAt: new Date(Date.now() + AFTER_FAILED_RUN_MS) }).catch(() => {});
+      await run(deps.db, scheduleRetry, { orgId, endpointId, runAt: new Date(Date.now() + AFTER_FAILED_RUN_MS) }).catch((err: unknown) =>
+        deps.log.warn({ err, orgId, endpointId }, 'webhooks: could not queue the run after a failed one; the sweep takes over'),
+      );
       throw failure;
     }
     if (r.stopped) return;
