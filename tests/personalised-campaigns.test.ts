@@ -229,6 +229,57 @@ describe('templates in campaigns', () => {
   });
 });
 
+describe('launch prices a personalised SMS at its longest render', () => {
+  const note = 'Thank you for twelve years with us: your loyalty gift is waiting for you at our shop on Moi Avenue, open every day from eight in the morning to six in the evening, Sundays too.';
+  const text = 'Hi {{ contact.firstName }}{% if contact.attributes.note %}. {{ contact.attributes.note }}{% endif %}';
+
+  /** An organization with two contacts whose texts take one segment and one whose text takes two. */
+  async function orgWithLongText(on: Client) {
+    const org = await liveOrgOf(on, { sink });
+    for (const body of [{ name: 'Ann' }, { name: 'Bob' }, { name: 'Lucy', attributes: { note } }]) {
+      const res = await on.post('/contacts', { phone: phone(), ...body }, { token: org.token });
+      expect(res.status).toBe(201);
+    }
+    const created = await on.post('/campaigns', { name: 'Loyalty', type: 'broadcast', channels: ['sms'], messages: { sms: { content: text } } }, { token: org.token });
+    expect(created.status).toBe(201);
+    return { org, id: created.body._id as string };
+  }
+
+  test('every recipient is held at the longest render (two segments): a balance short of that is refused, 402, with nothing written', async () => {
+    const segment = herald.deps.config.costs.smsSegment;
+    const { org, id } = await orgWithLongText(api);
+    // The texts as rendered cost 4 segments; the launch holds 2 for each of the 3 recipients.
+    await herald.db('organization_credits').where({ organization_id: org.orgId }).update({ credits: 5 * segment });
+    const refused = await api.post(`/campaigns/${id}/launch`, {}, { token: org.token });
+    expect(refused.status).toBe(402);
+    expect((await api.get(`/campaigns/${id}`, { token: org.token })).body.status).toBe('draft');
+    expect(await herald.db('campaign_batches').where({ organization_id: org.orgId, campaign_id: id })).toEqual([]);
+    expect(gateway.calls).toHaveLength(0);
+
+    await herald.db('organization_credits').where({ organization_id: org.orgId }).update({ credits: 6 * segment });
+    const launched = await api.post(`/campaigns/${id}/launch`, {}, { token: org.token });
+    expect(launched.body).toMatchObject({ status: 'completed', analytics: { sent: 3, failed: 0 } });
+    // Sent, the texts cost what they rendered to; the rest of what was held is given back.
+    expect(await credits(org)).toBeCloseTo(2 * segment, 5);
+    expect(smsTexts().size).toBe(3);
+  });
+
+  test('with a database pool of one connection, the price read beside the launch waits its turn instead of blocking it', async () => {
+    const single = await startTestHerald({ DATABASE_URL: db.url, DELIVERY_MODE: 'live', SMS_API_URL: gateway.url, CAMPAIGN_INLINE_LIMIT: '1000', DATABASE_POOL_MAX: '1', WORKERS: 'false' });
+    try {
+      const on = client(single.url);
+      const { org, id } = await orgWithLongText(on);
+      await single.db('organization_credits').where({ organization_id: org.orgId }).update({ credits: 5 * single.deps.config.costs.smsSegment });
+      expect((await on.post(`/campaigns/${id}/launch`, {}, { token: org.token })).status).toBe(402);
+      await single.db('organization_credits').where({ organization_id: org.orgId }).update({ credits: 100 });
+      const launched = await on.post(`/campaigns/${id}/launch`, {}, { token: org.token });
+      expect(launched.body).toMatchObject({ status: 'completed', analytics: { sent: 3, failed: 0 } });
+    } finally {
+      await single.stop();
+    }
+  }, 30_000);
+});
+
 describe('preview and estimate, both doors', () => {
   test('preview renders for a contact or the first recipient, with segments and cost; the estimate counts without writing', async () => {
     const org = await liveOrg();

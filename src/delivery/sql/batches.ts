@@ -66,6 +66,19 @@ export const holdMore = statement<Omit<ChunkKey, 'first' | 'last'> & { batches: 
    WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel AND b.batch_no = v.batch_no AND b.status = 'sending'`,
 );
 
+/**
+ * Launch: a channel's batches priced again at `:unit` a recipient (a price worked out beside the
+ * launch that differs from the one they were written at); answers what they then hold in all.
+ */
+export const repriceBatches = statement<{ orgId: string; campaignId: string; channel: string; unit: number }, { cost: number | null }>(
+  'herald_batches_reprice',
+  `WITH repriced AS (
+     UPDATE campaign_batches SET reserved = round(:unit::numeric * recipient_count, 2)
+     WHERE organization_id = :orgId AND campaign_id = :campaignId AND channel = :channel
+     RETURNING reserved)
+   SELECT sum(reserved)::float AS cost FROM repriced`,
+);
+
 /** Extends the lease of batches this worker is still sending. */
 export const renewBatchLease = statement<Omit<ChunkKey, 'first' | 'last'> & { batchNos: number[] }>(
   'herald_batches_renew_lease',

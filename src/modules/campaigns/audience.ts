@@ -33,6 +33,8 @@ export interface Audience {
   suppressed: Partial<Record<Channel, number>>;
   /** What the batches cost at the channels' unit costs (each batch's cost rounded to the cent). */
   cost: number;
+  /** The same per channel. */
+  costs: Partial<Record<Channel, number>>;
 }
 
 interface Sql {
@@ -151,6 +153,7 @@ export async function materialiseAudience(trx: Knex.Transaction, campaign: Campa
     counts: Object.fromEntries(rows.map((r) => [r.channel, r.n])),
     suppressed: await suppressedCounts(trx, campaign),
     cost: Math.round(rows.reduce((sum, r) => sum + r.cost, 0) * 100) / 100,
+    costs: Object.fromEntries(rows.map((r) => [r.channel, r.cost])),
   };
 }
 

@@ -1,8 +1,10 @@
 import type { Knex } from 'knex';
 import type { Config } from '../../config/config.js';
+import type { Deps } from '../../context.js';
 import { Personaliser, type RecipientContact } from '../../delivery/personalise.js';
 import type { Channel } from '../../delivery/types.js';
-import { pathsRead, compile, TemplateRenderError } from '../../lib/templates.js';
+import { pathsRead, compile, isTemplate, TemplateRenderError } from '../../lib/templates.js';
+import { asInput, resolveMessages } from './messages.js';
 import type { CampaignRow } from './dto.js';
 
 /**
@@ -58,14 +60,21 @@ async function longestContact(db: Knex | Knex.Transaction, orgId: string, texts:
   };
 }
 
-/** Credits one recipient of the campaign costs per channel (see above); 0 for a channel whose text cannot be rendered at all (its recipients fail, uncharged). */
+export type Units = Partial<Record<Channel, number>>;
+
+/**
+ * Credits one recipient of the campaign costs per channel (see above); 0 for a channel whose text
+ * cannot be rendered at all (its recipients fail, uncharged). With `longest: false` a personalised
+ * SMS is priced at its text rendered for nobody, and nothing is read.
+ */
 export async function recipientUnits(
   db: Knex | Knex.Transaction,
   config: Config,
   campaign: Pick<CampaignRow, 'organization_id' | 'name' | 'messages' | 'channels'>,
   organizationName: string,
-): Promise<Partial<Record<Channel, number>>> {
-  const units: Partial<Record<Channel, number>> = {};
+  { longest = true }: { longest?: boolean } = {},
+): Promise<Units> {
+  const units: Units = {};
   for (const channel of campaign.channels) {
     if (!campaign.messages[channel]) continue;
     const personaliser = personaliserFor(config, campaign, channel, organizationName);
@@ -77,10 +86,10 @@ export async function recipientUnits(
       units[channel] = 0;
       continue;
     }
-    if (channel === 'sms' && personaliser.personal) {
-      const longest = await longestContact(db, campaign.organization_id, [campaign.messages.sms!.content]);
+    if (longest && channel === 'sms' && personaliser.personal) {
+      const contact = await longestContact(db, campaign.organization_id, [campaign.messages.sms!.content]);
       try {
-        body = personaliser.forRecipient('+000000000000000', longest).body!;
+        body = personaliser.forRecipient('+000000000000000', contact).body!;
       } catch (err) {
         // Values of those lengths break the template (a filter that needs a number): the batches reserve what their renders cost.
         if (!(err instanceof TemplateRenderError)) throw err;
@@ -89,4 +98,26 @@ export async function recipientUnits(
     units[channel] = personaliser.costOf(body);
   }
   return units;
+}
+
+/**
+ * Launch's price of a campaign whose SMS text reads its contacts (`recipientUnits`), worked out
+ * beside the launch's transaction rather than in it: the longest render reads every contact of the
+ * organization, the longest step of a launch after writing the audience, and the two then run at
+ * once. Null when the texts as stored read no contact (the launch prices them without a read).
+ *
+ * Its connection is asked for before the launch's own (the pool hands them out in order), and it
+ * waits on nothing the launch holds: with a pool of one, the two run one after the other. It
+ * reads the organization's name and saved templates itself, a moment before the launch copies
+ * them: a template changed in between is priced as it was, and batches whose renders cost more
+ * reserve the difference when they are sent, as they do for any render longer than the estimate.
+ */
+export function priceAside(deps: Pick<Deps, 'db' | 'config'>, campaign: CampaignRow): Promise<Units> | null {
+  const sms = campaign.messages.sms;
+  if (!sms || !campaign.channels.includes('sms') || !(sms.templateId || isTemplate(sms.content))) return null;
+  return deps.db.transaction(async (trx) => {
+    const organization = (await trx('organizations').where('id', campaign.organization_id).first('name')) as { name: string };
+    const { messages } = await resolveMessages(trx, campaign.organization_id, asInput(campaign.messages), campaign.messages);
+    return recipientUnits(trx, deps.config, { ...campaign, messages, channels: ['sms'] }, organization.name);
+  });
 }

@@ -5,12 +5,14 @@ import { run } from '../../db/statements.js';
 import { tenant } from '../../db/tenant.js';
 import * as credits from '../../delivery/credits.js';
 import { emit, wake } from '../../delivery/outbox.js';
+import { repriceBatches } from '../../delivery/sql/batches.js';
 import { notifyProgress } from '../../delivery/sql/progress.js';
+import type { Channel } from '../../delivery/types.js';
 import { badRequest, conflict } from '../../lib/errors.js';
-import { materialiseAudience } from './audience.js';
+import { materialiseAudience, type Audience } from './audience.js';
 import { openChunks } from './batches.js';
 import { chunkJob } from './jobs.js';
-import { recipientUnits } from './costing.js';
+import { priceAside, recipientUnits, type Units } from './costing.js';
 import type { CampaignRow } from './dto.js';
 import { asInput, resolveMessages } from './messages.js';
 
@@ -40,6 +42,10 @@ export async function start(
     also?: (trx: Knex.Transaction, started: { total: number }) => Promise<unknown>;
   },
 ): Promise<{ total: number }> {
+  // A personalised SMS is priced at its longest render beside the transaction (`priceAside`);
+  // awaited there, so a launch refused before then leaves it to finish unobserved.
+  const aside = priceAside(deps, campaign);
+  aside?.catch(() => {});
   let woken: string[] = [];
   const result = await deps.db.transaction(async (trx) => {
     const t = tenant(trx, campaign.organization_id);
@@ -55,8 +61,10 @@ export async function start(
       .update({ status: 'active', messages: JSON.stringify(messages), started_at: trx.raw('now()'), updated_at: nowMs(deps.db) })
       .returning('*')) as CampaignRow[];
     if (!locked) throw conflict('Only draft campaigns can be launched');
-    const units = await recipientUnits(trx, deps.config, locked, organization.name);
-    const { counts, suppressed, cost } = await materialiseAudience(trx, locked, units);
+    const units = await recipientUnits(trx, deps.config, locked, organization.name, { longest: !aside });
+    const audience = await materialiseAudience(trx, locked, units);
+    const { counts, suppressed } = audience;
+    const cost = aside ? await priceAgain(trx, locked, audience, units, await aside) : audience.cost;
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
     if (!total && opts.checkCredits) throw badRequest('The campaign has no eligible recipients');
     const suppressedTotal = Object.values(suppressed).reduce((a, b) => a + b, 0);
@@ -75,6 +83,20 @@ export async function start(
   });
   await wake(deps.db, campaign.organization_id, woken);
   return result;
+}
+
+/**
+ * What the audience costs once the price worked out beside the launch is in: the batches of a
+ * channel it prices differently (a longer render that takes another segment) are priced again.
+ */
+async function priceAgain(trx: Knex.Transaction, campaign: CampaignRow, audience: Audience, written: Units, priced: Units): Promise<number> {
+  let cost = audience.cost;
+  for (const [channel, unit] of Object.entries(priced) as [Channel, number][]) {
+    if (unit === written[channel] || !audience.counts[channel]) continue;
+    const [row] = await run(trx, repriceBatches, { orgId: campaign.organization_id, campaignId: campaign.id, channel, unit });
+    cost += (row?.cost ?? 0) - (audience.costs[channel] ?? 0);
+  }
+  return Math.round(cost * 100) / 100;
 }
 
 /**
