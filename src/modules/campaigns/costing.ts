@@ -4,7 +4,7 @@ import type { Deps } from '../../context.js';
 import { Personaliser, type RecipientContact } from '../../delivery/personalise.js';
 import type { Channel } from '../../delivery/types.js';
 import { pathsRead, compile, isTemplate, TemplateRenderError } from '../../lib/templates.js';
-import { asInput, resolveMessages } from './messages.js';
+import { launchTexts } from './messages.js';
 import type { CampaignRow } from './dto.js';
 
 /**
@@ -116,8 +116,7 @@ export function priceAside(deps: Pick<Deps, 'db' | 'config'>, campaign: Campaign
   const sms = campaign.messages.sms;
   if (!sms || !campaign.channels.includes('sms') || !(sms.templateId || isTemplate(sms.content))) return null;
   return deps.db.transaction(async (trx) => {
-    const organization = (await trx('organizations').where('id', campaign.organization_id).first('name')) as { name: string };
-    const { messages } = await resolveMessages(trx, campaign.organization_id, asInput(campaign.messages), campaign.messages);
-    return recipientUnits(trx, deps.config, { ...campaign, messages, channels: ['sms'] }, organization.name);
+    const { messages, organizationName } = await launchTexts(trx, campaign);
+    return recipientUnits(trx, deps.config, { ...campaign, messages, channels: ['sms'] }, organizationName);
   });
 }

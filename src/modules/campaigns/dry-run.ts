@@ -15,7 +15,7 @@ import { operation } from '../../operation.js';
 import { audienceAddresses, audienceCounts, suppressedCounts } from './audience.js';
 import { personaliserFor, recipientUnits } from './costing.js';
 import type { CampaignRow } from './dto.js';
-import { asInput, resolveMessages } from './messages.js';
+import { launchTexts } from './messages.js';
 
 /**
  * A campaign before it is sent (platform.md, "Personalised messages"): its messages rendered for one
@@ -36,9 +36,8 @@ async function current(ctx: AuthedContext, id: string): Promise<{ campaign: Camp
     const pending = (await t.scoped('campaign_triggers').where({ 'campaign_triggers.campaign_id': id, 'campaign_triggers.status': 'pending' }).pluck('contact_id')) as string[];
     Object.assign(stored, { recipient_type: 'selected', selected_contacts: pending, selected_groups: [], manual_recipients: [] });
   }
-  const { messages } = await resolveMessages(ctx.db, ctx.caller.orgId, asInput(stored.messages), stored.messages);
-  const organization = await ctx.loaders.organizationById.load(ctx.caller.orgId);
-  return { campaign: { ...stored, messages }, organizationName: organization?.name ?? '' };
+  const { messages, organizationName } = await launchTexts(ctx.db, stored);
+  return { campaign: { ...stored, messages }, organizationName };
 }
 
 export interface PreviewMessage {

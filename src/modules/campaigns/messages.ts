@@ -6,7 +6,7 @@ import type { FieldProblem } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import { templateProblems } from '../../lib/templates.js';
 import * as v from '../../lib/validation.js';
-import type { CampaignMessages } from './dto.js';
+import type { CampaignMessages, CampaignRow } from './dto.js';
 
 /**
  * A campaign's messages as given: per channel, its text (`content`, and `subject` for email) or a
@@ -117,3 +117,16 @@ export const asInput = (messages: CampaignMessages): MessagesInput =>
   Object.fromEntries(
     Object.entries(messages).map(([channel, m]) => [channel, m.templateId ? { templateId: m.templateId } : m]),
   ) as MessagesInput;
+
+/**
+ * A campaign's texts as a launch sends them: its saved templates' texts copied again (a template
+ * deleted since keeps its copy), and its organization's name (`organization.name` in a template).
+ */
+export async function launchTexts(
+  db: Knex | Knex.Transaction,
+  campaign: Pick<CampaignRow, 'organization_id' | 'messages'>,
+): Promise<{ messages: CampaignMessages; organizationName: string }> {
+  const organization = (await db('organizations').where('id', campaign.organization_id).first('name')) as { name: string } | undefined;
+  const { messages } = await resolveMessages(db, campaign.organization_id, asInput(campaign.messages), campaign.messages);
+  return { messages, organizationName: organization?.name ?? '' };
+}

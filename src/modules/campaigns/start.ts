@@ -14,7 +14,7 @@ import { openChunks } from './batches.js';
 import { chunkJob } from './jobs.js';
 import { priceAside, recipientUnits, type Units } from './costing.js';
 import type { CampaignRow } from './dto.js';
-import { asInput, resolveMessages } from './messages.js';
+import { launchTexts } from './messages.js';
 
 type StartDeps = Pick<Deps, 'db' | 'config'>;
 
@@ -51,9 +51,8 @@ export async function start(
     const t = tenant(trx, campaign.organization_id);
     await announce(trx, campaign.organization_id, campaign.id);
     if (campaign.parent_id) await announce(trx, campaign.organization_id, campaign.parent_id);
-    const organization = (await trx('organizations').where('id', campaign.organization_id).first('name')) as { name: string };
     // The texts of saved templates are copied now: what is launched is the template as it is.
-    const { messages } = await resolveMessages(trx, campaign.organization_id, asInput(campaign.messages), campaign.messages);
+    const { messages, organizationName } = await launchTexts(trx, campaign);
     const [locked] = (await t
       .scoped('campaigns')
       .where('campaigns.id', campaign.id)
@@ -61,7 +60,7 @@ export async function start(
       .update({ status: 'active', messages: JSON.stringify(messages), started_at: trx.raw('now()'), updated_at: nowMs(deps.db) })
       .returning('*')) as CampaignRow[];
     if (!locked) throw conflict('Only draft campaigns can be launched');
-    const units = await recipientUnits(trx, deps.config, locked, organization.name, { longest: !aside });
+    const units = await recipientUnits(trx, deps.config, locked, organizationName, { longest: !aside });
     const audience = await materialiseAudience(trx, locked, units);
     const { counts, suppressed } = audience;
     const cost = aside ? await priceAgain(trx, locked, audience, units, await aside) : audience.cost;
