@@ -13,7 +13,7 @@ import { createApp } from './http/app.js';
 import { serveMetrics, type MetricsServer } from './http/metrics.js';
 import { readQueueDepth } from './jobs/metrics.js';
 import { createQueue, migrateQueue } from './jobs/queue.js';
-import { startWorkers, type Workers } from './jobs/worker.js';
+import { startWorkerLanes, type Workers } from './jobs/worker.js';
 import { readAtScrape, recordPoolUse, startProcessMetrics } from './lib/metrics.js';
 import { Background } from './lib/background.js';
 import { workerTasks } from './tasks.js';
@@ -95,11 +95,11 @@ export async function openRuntime(config: Config, log: Logger, withWorkers: bool
   };
   await deps.callers.listen(url);
   const tasks = workerTasks(deps);
-  const workers = withWorkers ? await startWorkers(deps, url, tasks.tasks, tasks.onStart) : null;
+  const workers = withWorkers ? await startWorkerLanes(deps, url, tasks) : null;
   // This process's metrics: its pool and the queue are read when they are scraped.
   startProcessMetrics();
   // The pool is read first, before the queue's reading takes a connection of it.
-  const unread = [readAtScrape(() => recordPoolUse(poolUse(db))), readAtScrape(readQueueDepth(db, Object.keys(tasks.tasks)))];
+  const unread = [readAtScrape(() => recordPoolUse(poolUse(db))), readAtScrape(readQueueDepth(db, [...Object.keys(tasks.tasks), ...Object.keys(tasks.background)]))];
   const metrics = config.metricsPort === undefined ? null : await serveMetrics(config.metricsPort, config.host);
   return {
     deps,

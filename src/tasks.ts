@@ -9,10 +9,17 @@ import { sandboxTasks } from './modules/sandbox/receipts.js';
 import { sweepWebhooks, webhookTasks } from './modules/webhooks/delivery.js';
 
 /**
- * Every task a worker process runs: the modules' own, and the periodic sweep made of their parts;
- * `onStart` schedules the sweep whenever the workers (re)start. Each is timed into the job metrics.
+ * Every task a worker process runs, in two lanes (`jobs/worker.ts`): `tasks`, the modules' own and
+ * the periodic sweep made of their parts, on the process's `WORKER_CONCURRENCY` slots; and
+ * `background`, work that must never hold one of those slots while a send waits (the sandbox's
+ * simulated receipts: a campaign chunk's job records thousands, for a second and more). `onStart`
+ * schedules the sweep whenever the workers (re)start. Each task is timed into the job metrics.
  */
-export function workerTasks(deps: Deps): { tasks: TaskList; onStart: () => Promise<void> } {
+export function workerTasks(deps: Deps): { tasks: TaskList; background: TaskList; onStart: () => Promise<void> } {
   const sweep = sweeper(deps, [sweepCampaigns, sweepSends, sweepWebhooks, sweepImports]);
-  return { tasks: timedTasks({ ...campaignTasks(deps), ...sandboxTasks(deps), ...webhookTasks(deps), ...importTasks(deps), ...sweep.tasks }), onStart: sweep.schedule };
+  return {
+    tasks: timedTasks({ ...campaignTasks(deps), ...webhookTasks(deps), ...importTasks(deps), ...sweep.tasks }),
+    background: timedTasks(sandboxTasks(deps)),
+    onStart: sweep.schedule,
+  };
 }

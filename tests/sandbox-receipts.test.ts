@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import type { Herald } from '../src/server.js';
 import { reportSandboxReceipts } from '../src/modules/sandbox/receipts.js';
 import { expectValidation } from './helpers/expect.js';
-import { addUser, createApiKey, heraldWithOrgs, signupOrg, startTestHerald, waitFor, client, type Client, type Org } from './helpers/herald.js';
+import { addUser, createApiKey, heraldWithOrgs, signupOrg, startIsolatedHerald, startTestHerald, waitFor, client, type Client, type Org } from './helpers/herald.js';
 import { expectError } from './helpers/expect.js';
 
 /**
@@ -187,4 +188,53 @@ describe('who may simulate, and where', () => {
       await live.stop();
     }
   }, 30_000);
+});
+
+describe('simulated receipts never hold back sending', () => {
+  /**
+   * A Herald of its own (no other Herald's workers take its jobs) with one sending slot and every
+   * campaign queued. The receipts of a first campaign are made to wait for its row (this test holds
+   * it), so the receipts job that records them stays running; a second campaign is launched
+   * meanwhile. In one lane of workers that job held the only slot, and the jobs fetched with it, so
+   * the second campaign waited as long as the receipts did (seconds at volume).
+   */
+  test('a campaign launched while receipts are being recorded is sent at once', async () => {
+    const isolated = await startIsolatedHerald('receipts_lane', { WORKER_CONCURRENCY: '1', CAMPAIGN_INLINE_LIMIT: '0' });
+    const holder = new pg.Client({ connectionString: isolated.db.url });
+    try {
+      const o = await signupOrg(isolated.api);
+      const campaign = async (name: string, manual: string[]) => {
+        const created = await isolated.api.post('/campaigns', { name, type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'Hello' } }, recipients: { manual } }, as(o));
+        expect(created.status).toBe(201);
+        expect((await isolated.api.post(`/campaigns/${created.body._id}/launch`, {}, as(o))).status).toBe(200);
+        return created.body._id as string;
+      };
+      const status = (id: string) => isolated.api.get(`/campaigns/${id}`, as(o)).then((r) => r.body as { status: string; analytics: { sent: number; delivered: number } });
+
+      const first = await campaign('First', ['+254712340041', '+254712340042']);
+      expect((await waitFor(() => status(first), (c) => c.status === 'completed', 15_000)).status).toBe('completed');
+      await holder.connect();
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM campaigns WHERE organization_id = $1 AND id = $2 FOR UPDATE', [o.orgId, first]);
+      // The receipts job (due 2 s after the send) is running, waiting for the row.
+      const waiting = await waitFor(
+        () => holder.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).then((r) => r.rows[0].n as number),
+        (n) => n > 0,
+        15_000,
+      );
+      expect(waiting).toBeGreaterThan(0);
+
+      const second = await campaign('Second', ['+254712340043']);
+      const sent = await waitFor(() => status(second), (c) => c.status === 'completed', 10_000);
+      expect(sent).toMatchObject({ status: 'completed', analytics: { sent: 1 } });
+      expect((await status(first)).analytics.delivered).toBe(0);
+
+      await holder.query('ROLLBACK');
+      // The lane goes on once the row is free: the first campaign's receipts are recorded.
+      expect((await waitFor(() => status(first), (c) => c.analytics.delivered === 2, 15_000)).analytics).toMatchObject({ sent: 2, delivered: 2 });
+    } finally {
+      await holder.end().catch(() => undefined);
+      await isolated.stop();
+    }
+  }, 60_000);
 });

@@ -140,3 +140,33 @@ export async function supervise(start: () => Promise<RunnerLike>, log: Logger, o
 export function startWorkers(deps: WorkerDeps, connectionString: string, tasks: TaskList, onStart?: () => Promise<void>): Promise<Workers> {
   return supervise(() => startRunner(deps, connectionString, tasks), deps.log, onStart);
 }
+
+/** Jobs of the background lane a process runs at once. */
+export const BACKGROUND_CONCURRENCY = 1;
+
+/**
+ * Runs a process's two lanes, each its own runner: `tasks` on `WORKER_CONCURRENCY` slots, and
+ * `background` on `BACKGROUND_CONCURRENCY`. A runner fetches only the jobs of its own tasks, a
+ * batch ahead (its local queue), so a background job never waits in a sending lane's batch: with
+ * one lane, a campaign launched while another's simulated receipts were recorded waited for the
+ * receipts jobs fetched before its chunks, seconds (bench/campaign, under receipts).
+ */
+export async function startWorkerLanes(
+  deps: WorkerDeps,
+  connectionString: string,
+  lanes: { tasks: TaskList; background: TaskList; onStart?: () => Promise<void> },
+): Promise<Workers> {
+  const sending = await startWorkers(deps, connectionString, lanes.tasks, lanes.onStart);
+  let background: Workers;
+  try {
+    background = await startWorkers({ ...deps, config: { workerConcurrency: BACKGROUND_CONCURRENCY } }, connectionString, lanes.background);
+  } catch (err) {
+    await sending.stop();
+    throw err;
+  }
+  return {
+    async stop() {
+      await Promise.all([sending.stop(), background.stop()]);
+    },
+  };
+}

@@ -30,10 +30,10 @@ export interface SandboxReceiptsPayload {
 }
 
 /**
- * Simulated receipts hold back sending as little as they can: a job records each of its logs'
- * recipients in one statement (receipts `recordAll`), so it holds a worker's slot briefly, and it
- * runs after any campaign chunk or send waiting beside it (a lower priority: graphile-worker takes
- * lower numbers first; sends are 0).
+ * Simulated receipts never hold back sending: their task runs in the workers' background lane
+ * (`tasks.ts`), whose runner takes none of the sends' jobs nor they its, and a job records each of
+ * its logs' recipients in one statement (receipts `recordAll`). The priority orders them after
+ * anything else a lane might one day share with them.
  */
 const RECEIPTS_PRIORITY = 10;
 
