@@ -170,12 +170,18 @@ try {
   console.log(`campaign median ${c.toFixed(0)} ms (${((CONTACTS / c) * 1000).toFixed(0)} recipients/s); COPY median ${k.toFixed(0)} ms`);
 
   // The same campaign while the receipts of another pour in (platform.md: ingesting receipts does
-  // not slow down sending): each timed launch comes as the previous campaign's simulated receipts
-  // begin (SANDBOX_RECEIPT_DELAYS_MS after its sends), so its sending and their recording overlap.
+  // not slow down sending): each timed launch comes once the previous campaign's simulated receipts
+  // (SANDBOX_RECEIPT_DELAYS_MS after its sends) are being recorded, the first of them written, so
+  // the workers have taken receipts jobs already and its sending and their recording overlap.
   const loaded: number[] = [];
   for (let round = 1; round <= LOADED_ROUNDS; round++) {
     const before = await campaignRun(`Load ${round}`);
     await new Promise((r) => setTimeout(r, Math.max(0, SANDBOX_RECEIPT_DELAYS_MS.delivered - before.ms)));
+    for (const start = Date.now(); ; await new Promise((r) => setTimeout(r, 5))) {
+      const { rows } = await pool.query('SELECT EXISTS (SELECT 1 FROM recipient_receipts WHERE organization_id = $1 AND campaign_id = $2) AS begun', [orgId, before.id]);
+      if (rows[0].begun) break;
+      if (Date.now() - start > 30_000) throw new Error(`campaign ${before.id}: no receipt recorded within 30 s`);
+    }
     const timed = await campaignRun(`Under receipts ${round}`);
     loaded.push(timed.ms);
     console.log(`  under receipts ${round}: campaign ${timed.ms.toFixed(0)} ms while ${CONTACTS} receipts of the previous one are recorded`);
