@@ -16,7 +16,7 @@ import { createQueue, migrateQueue } from './jobs/queue.js';
 import { startWorkerLanes, type Workers } from './jobs/worker.js';
 import { readAtScrape, recordPoolUse, startProcessMetrics } from './lib/metrics.js';
 import { Background } from './lib/background.js';
-import { workerTasks } from './tasks.js';
+import { workerLanes } from './tasks.js';
 import { KeyUsage } from './modules/api-keys/usage.js';
 import { CallerCache } from './modules/auth/caller-cache.js';
 import { ProgressListener } from './modules/campaigns/progress-listener.js';
@@ -94,12 +94,12 @@ export async function openRuntime(config: Config, log: Logger, withWorkers: bool
     background: new Background((err) => log.error({ err }, 'a request’s background work failed')),
   };
   await deps.callers.listen(url);
-  const tasks = workerTasks(deps);
-  const workers = withWorkers ? await startWorkerLanes(deps, url, tasks) : null;
+  const { lanes, onStart } = workerLanes(deps);
+  const workers = withWorkers ? await startWorkerLanes(deps, url, lanes, onStart) : null;
   // This process's metrics: its pool and the queue are read when they are scraped.
   startProcessMetrics();
   // The pool is read first, before the queue's reading takes a connection of it.
-  const unread = [readAtScrape(() => recordPoolUse(poolUse(db))), readAtScrape(readQueueDepth(db, [...Object.keys(tasks.tasks), ...Object.keys(tasks.background)]))];
+  const unread = [readAtScrape(() => recordPoolUse(poolUse(db))), readAtScrape(readQueueDepth(db, lanes.flatMap((lane) => Object.keys(lane.tasks))))];
   const metrics = config.metricsPort === undefined ? null : await serveMetrics(config.metricsPort, config.host);
   return {
     deps,

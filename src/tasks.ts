@@ -8,18 +8,31 @@ import { sweepSends } from './modules/notifications/tasks.js';
 import { sandboxTasks } from './modules/sandbox/receipts.js';
 import { sweepWebhooks, webhookTasks } from './modules/webhooks/delivery.js';
 
+/** A runner of its own for some tasks (`jobs/worker.ts`): it fetches only their jobs, at most `concurrency` at once. */
+export interface WorkerLane {
+  name: string;
+  tasks: TaskList;
+  concurrency: number;
+}
+
 /**
- * Every task a worker process runs, in two lanes (`jobs/worker.ts`): `tasks`, the modules' own and
- * the periodic sweep made of their parts, on the process's `WORKER_CONCURRENCY` slots; and
- * `background`, work that must never hold one of those slots while a send waits (the sandbox's
- * simulated receipts: a campaign chunk's job records thousands, for a second and more). `onStart`
- * schedules the sweep whenever the workers (re)start. Each task is timed into the job metrics.
+ * Every task a worker process runs, in lanes that never take each other's jobs: `sending`, the
+ * campaigns' chunks and runs, imports and the periodic sweep made of the modules' parts, on the
+ * process's `WORKER_CONCURRENCY` slots; `webhooks`, the endpoints' delivery runs, on as many (a run
+ * lasts while its endpoint answers, up to `RUN_MS`: a slow receiver held a sending slot that long);
+ * and `receipts`, the sandbox's simulated receipts, one job at a time (a campaign chunk's job
+ * records thousands, for a second and more). `onStart` schedules the sweep whenever the workers
+ * (re)start. Each task is timed into the job metrics.
  */
-export function workerTasks(deps: Deps): { tasks: TaskList; background: TaskList; onStart: () => Promise<void> } {
+export function workerLanes(deps: Deps): { lanes: WorkerLane[]; onStart: () => Promise<void> } {
   const sweep = sweeper(deps, [sweepCampaigns, sweepSends, sweepWebhooks, sweepImports]);
+  const concurrency = deps.config.workerConcurrency;
   return {
-    tasks: timedTasks({ ...campaignTasks(deps), ...webhookTasks(deps), ...importTasks(deps), ...sweep.tasks }),
-    background: timedTasks(sandboxTasks(deps)),
+    lanes: [
+      { name: 'sending', tasks: timedTasks({ ...campaignTasks(deps), ...importTasks(deps), ...sweep.tasks }), concurrency },
+      { name: 'webhooks', tasks: timedTasks(webhookTasks(deps)), concurrency },
+      { name: 'receipts', tasks: timedTasks(sandboxTasks(deps)), concurrency: 1 },
+    ],
     onStart: sweep.schedule,
   };
 }

@@ -82,8 +82,9 @@ export async function emit(db: Db | Knex.Transaction, orgId: string, events: New
 /**
  * Queues a delivery run for each endpoint (`modules/webhooks/delivery.ts`), now: one pending run per
  * endpoint however often it is woken (the job key), and a run already going gets another after it.
- * Its priority is above campaign chunks' (graphile-worker takes the lowest number first), so a
- * campaign's events go out while it sends rather than after its last chunk.
+ * Runs have a lane of their own (`tasks.ts`), so a campaign's events go out while it sends rather
+ * than after its last chunk, and a run never holds a slot that sends; the priority orders them
+ * first should a lane ever be shared.
  */
 const wakeStatement = statement<{ orgId: string; endpointIds: string[] }>(
   'herald_webhooks_wake',
@@ -99,9 +100,8 @@ export type DeliverNow = (orgId: string, endpointIds: readonly string[]) => void
 const inProcess = new WeakMap<Db, DeliverNow>();
 
 /**
- * Lets a process that runs queue workers start delivering at once what its own changes woke: a
- * worker takes a queued run only once the jobs it fetched before are handed out (a campaign's
- * chunks, fetched together), which held a campaign's events back until its end.
+ * Lets a process that runs queue workers start delivering at once what its own changes woke, rather
+ * than when its webhooks lane next fetches the queued run (the lane's batch, or its poll).
  */
 export function deliverInProcess(db: Db, deliverNow: DeliverNow): void {
   inProcess.set(db, deliverNow);

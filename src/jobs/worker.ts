@@ -141,32 +141,33 @@ export function startWorkers(deps: WorkerDeps, connectionString: string, tasks: 
   return supervise(() => startRunner(deps, connectionString, tasks), deps.log, onStart);
 }
 
-/** Jobs of the background lane a process runs at once. */
-export const BACKGROUND_CONCURRENCY = 1;
-
 /**
- * Runs a process's two lanes, each its own runner: `tasks` on `WORKER_CONCURRENCY` slots, and
- * `background` on `BACKGROUND_CONCURRENCY`. A runner fetches only the jobs of its own tasks, a
- * batch ahead (its local queue), so a background job never waits in a sending lane's batch: with
- * one lane, a campaign launched while another's simulated receipts were recorded waited for the
- * receipts jobs fetched before its chunks, seconds (bench/campaign, under receipts).
+ * Runs a process's lanes (`tasks.ts` `workerLanes`), each a runner of its own with its own slots;
+ * `onStart` runs with the first. A runner fetches only its own tasks' jobs, a batch ahead (its local
+ * queue), so a lane's jobs never wait in another's batch nor for its slots: in one runner, a
+ * campaign launched while another's simulated receipts were recorded waited for the receipts jobs
+ * fetched before its chunks (seconds: bench/campaign, under receipts), and a slow webhook endpoint's
+ * delivery run held a sending slot while it lasted.
  */
 export async function startWorkerLanes(
   deps: WorkerDeps,
   connectionString: string,
-  lanes: { tasks: TaskList; background: TaskList; onStart?: () => Promise<void> },
+  lanes: readonly { name: string; tasks: TaskList; concurrency: number }[],
+  onStart?: () => Promise<void>,
 ): Promise<Workers> {
-  const sending = await startWorkers(deps, connectionString, lanes.tasks, lanes.onStart);
-  let background: Workers;
+  const started: Workers[] = [];
   try {
-    background = await startWorkers({ ...deps, config: { workerConcurrency: BACKGROUND_CONCURRENCY } }, connectionString, lanes.background);
+    for (const [i, lane] of lanes.entries()) {
+      const laneDeps = { config: { workerConcurrency: lane.concurrency }, log: deps.log.child({ lane: lane.name }) };
+      started.push(await startWorkers(laneDeps, connectionString, lane.tasks, i === 0 ? onStart : undefined));
+    }
   } catch (err) {
-    await sending.stop();
+    await Promise.all(started.map((w) => w.stop()));
     throw err;
   }
   return {
     async stop() {
-      await Promise.all([sending.stop(), background.stop()]);
+      await Promise.all(started.map((w) => w.stop()));
     },
   };
 }

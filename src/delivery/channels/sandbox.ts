@@ -30,7 +30,7 @@ export interface SandboxReceiptsPayload {
 }
 
 /**
- * Simulated receipts never hold back sending: their task runs in the workers' background lane
+ * Simulated receipts never hold back sending: their task runs in the workers' `receipts` lane
  * (`tasks.ts`), whose runner takes none of the sends' jobs nor they its, and a job records each of
  * its logs' recipients in one statement (receipts `recordAll`). The priority orders them after
  * anything else a lane might one day share with them.
