@@ -17,11 +17,12 @@ export interface WorkerLane {
 
 /**
  * Every task a worker process runs, in lanes that never take each other's jobs: `sending`, the
- * campaigns' chunks and runs, imports and the periodic sweep made of the modules' parts, on the
- * process's `WORKER_CONCURRENCY` slots; `webhooks`, the endpoints' delivery runs, on as many (a run
- * lasts while its endpoint answers, up to `RUN_MS`: a slow receiver held a sending slot that long);
- * and `receipts`, the sandbox's simulated receipts, one job at a time (a campaign chunk's job
- * records thousands, for a second and more). `onStart` schedules the sweep whenever the workers
+ * campaigns' chunks and runs and the periodic sweep made of the modules' parts, on the process's
+ * `WORKER_CONCURRENCY` slots; `webhooks`, the endpoints' delivery runs, on as many (a run lasts
+ * while its endpoint answers, up to `RUN_MS`: a slow receiver held a sending slot that long);
+ * `imports`, the contact imports, on as many (one organization's at a time, but a 1,000,000-row
+ * file held a sending slot for as long as it took); and `receipts`, the sandbox's simulated
+ * receipts, one job at a time (a campaign chunk's job records thousands, for a second and more). `onStart` schedules the sweep whenever the workers
  * (re)start. Each task is timed into the job metrics.
  */
 export function workerLanes(deps: Deps): { lanes: WorkerLane[]; onStart: () => Promise<void> } {
@@ -29,8 +30,9 @@ export function workerLanes(deps: Deps): { lanes: WorkerLane[]; onStart: () => P
   const concurrency = deps.config.workerConcurrency;
   return {
     lanes: [
-      { name: 'sending', tasks: timedTasks({ ...campaignTasks(deps), ...importTasks(deps), ...sweep.tasks }), concurrency },
+      { name: 'sending', tasks: timedTasks({ ...campaignTasks(deps), ...sweep.tasks }), concurrency },
       { name: 'webhooks', tasks: timedTasks(webhookTasks(deps)), concurrency },
+      { name: 'imports', tasks: timedTasks(importTasks(deps)), concurrency },
       { name: 'receipts', tasks: timedTasks(sandboxTasks(deps)), concurrency: 1 },
     ],
     onStart: sweep.schedule,

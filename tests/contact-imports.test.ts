@@ -3,7 +3,7 @@ import pg from 'pg';
 import WebSocket from 'ws';
 import type { Statement as Named } from '../src/db/statements.js';
 import type { Herald } from '../src/server.js';
-import { addUser, createApiKey, heraldWithOrgs, waitFor, type Client, type Credential, type Org } from './helpers/herald.js';
+import { addUser, createApiKey, heraldWithOrgs, signupOrg, startIsolatedHerald, waitFor, type Client, type Credential, type Org } from './helpers/herald.js';
 import { expectGqlError, expectValidation, makeContact, makeGroup } from './helpers/contacts-groups.js';
 import { expectEachWithOrganization, type Statement } from './helpers/statements.js';
 import * as importSql from '../src/modules/contact-imports/sql.js';
@@ -350,4 +350,44 @@ test('each import statement stays with its organization', async () => {
   } finally {
     await explain.end();
   }
+});
+
+describe('an import and sending', () => {
+  /**
+   * Imports are a lane of workers of their own: an import that takes long (here, made to wait for
+   * the contacts table, which this test holds) never holds a slot that sends. In one lane it held
+   * the only one, and a campaign launched meanwhile waited for the import to end.
+   */
+  test('a campaign is sent while an import runs', async () => {
+    const isolated = await startIsolatedHerald('imports_lane', { WORKER_CONCURRENCY: '1', CAMPAIGN_INLINE_LIMIT: '0' });
+    const holder = new pg.Client({ connectionString: isolated.db.url });
+    try {
+      const o = await signupOrg(isolated.api);
+      const cred = { token: o.token };
+      await holder.connect();
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE contacts IN SHARE ROW EXCLUSIVE MODE');
+      const started = await isolated.api.raw('POST', '/contacts/import', 'name,phone\nAda,+254712340051\n', cred, { 'content-type': 'text/csv' });
+      expect(started.status).toBe(202);
+      const running = await waitFor(() => isolated.api.get(`/contact-imports/${started.body._id}`, cred), (r) => r.body.status === 'running', 10_000);
+      expect(running.body.status).toBe('running');
+
+      const created = await isolated.api.post(
+        '/campaigns',
+        { name: 'Beside an import', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'Hello' } }, recipients: { manual: ['+254712340052'] } },
+        cred,
+      );
+      expect((await isolated.api.post(`/campaigns/${created.body._id}/launch`, {}, cred)).status).toBe(200);
+      const campaign = await waitFor(() => isolated.api.get(`/campaigns/${created.body._id}`, cred).then((r) => r.body), (c) => c.status === 'completed', 5_000);
+      expect(campaign).toMatchObject({ status: 'completed', analytics: { sent: 1 } });
+      expect((await isolated.api.get(`/contact-imports/${started.body._id}`, cred)).body.status).toBe('running');
+
+      await holder.query('ROLLBACK');
+      const done = await waitFor(() => isolated.api.get(`/contact-imports/${started.body._id}`, cred), (r) => r.body.status === 'completed', 15_000);
+      expect(done.body).toMatchObject({ status: 'completed' });
+    } finally {
+      await holder.end().catch(() => undefined);
+      await isolated.stop();
+    }
+  }, 60_000);
 });
