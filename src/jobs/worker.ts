@@ -20,6 +20,9 @@ function startRunner(deps: WorkerDeps, connectionString: string, taskList: TaskL
       worker: {
         gracefulShutdownAbortTimeout: ABORT_JOBS_AFTER_MS,
         localQueue: { size: Math.max(10, deps.config.workerConcurrency * 5) },
+        // A runner uses its connections to listen (one, held), fetch a batch and record outcomes:
+        // its lane's jobs use Herald's own pool. Each lane of a process has a runner.
+        maxPoolSize: QUEUE_CONNECTIONS_PER_LANE,
         // Record job outcomes through graphile-worker's batching path, which retries with backoff
         // (minutes) while Postgres is away. Unbatched, a failure to record one is left as an
         // unhandled rejection (worker.js calls failJob without awaiting it) and ends the process.
@@ -29,6 +32,9 @@ function startRunner(deps: WorkerDeps, connectionString: string, taskList: TaskL
     },
   } as Parameters<typeof run>[0]);
 }
+
+/** The most connections a lane's runner holds (graphile-worker's own pool, beside `DATABASE_POOL_MAX`). */
+export const QUEUE_CONNECTIONS_PER_LANE = 4;
 
 /**
  * Stopping, running jobs get this long to end by themselves; then their `abortSignal` asks them to
