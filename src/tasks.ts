@@ -1,19 +1,12 @@
-import type { TaskList } from 'graphile-worker';
 import type { Deps } from './context.js';
 import { timedTasks } from './jobs/metrics.js';
+import type { WorkerLane } from './jobs/worker.js';
 import { sweeper } from './jobs/sweeper.js';
 import { campaignTasks, sweepCampaigns } from './modules/campaigns/tasks.js';
 import { importTasks, sweepImports } from './modules/contact-imports/tasks.js';
 import { sweepSends } from './modules/notifications/tasks.js';
 import { sandboxTasks } from './modules/sandbox/receipts.js';
 import { sweepWebhooks, webhookTasks } from './modules/webhooks/delivery.js';
-
-/** A runner of its own for some tasks (`jobs/worker.ts`): it fetches only their jobs, at most `concurrency` at once. */
-export interface WorkerLane {
-  name: string;
-  tasks: TaskList;
-  concurrency: number;
-}
 
 /**
  * Every task a worker process runs, in lanes that never take each other's jobs: `sending`, the
@@ -22,8 +15,9 @@ export interface WorkerLane {
  * while its endpoint answers, up to `RUN_MS`: a slow receiver held a sending slot that long);
  * `imports`, the contact imports, on as many (one organization's at a time, but a 1,000,000-row
  * file held a sending slot for as long as it took); and `receipts`, the sandbox's simulated
- * receipts, one job at a time (a campaign chunk's job records thousands, for a second and more). `onStart` schedules the sweep whenever the workers
- * (re)start. Each task is timed into the job metrics.
+ * receipts, one job at a time (a campaign chunk's job records thousands, for a second and more).
+ * `onStart` schedules the sweep whenever the workers (re)start. Each task is timed into the job
+ * metrics.
  */
 export function workerLanes(deps: Deps): { lanes: WorkerLane[]; onStart: () => Promise<void> } {
   const sweep = sweeper(deps, [sweepCampaigns, sweepSends, sweepWebhooks, sweepImports]);

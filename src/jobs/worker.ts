@@ -147,6 +147,13 @@ export function startWorkers(deps: WorkerDeps, connectionString: string, tasks: 
   return supervise(() => startRunner(deps, connectionString, tasks), deps.log, onStart);
 }
 
+/** A runner of its own for some tasks: it fetches only their jobs, at most `concurrency` at once. */
+export interface WorkerLane {
+  name: string;
+  tasks: TaskList;
+  concurrency: number;
+}
+
 /**
  * Runs a process's lanes (`tasks.ts` `workerLanes`), each a runner of its own with its own slots;
  * `onStart` runs with the first. A runner fetches only its own tasks' jobs, a batch ahead (its local
@@ -158,7 +165,7 @@ export function startWorkers(deps: WorkerDeps, connectionString: string, tasks: 
 export async function startWorkerLanes(
   deps: WorkerDeps,
   connectionString: string,
-  lanes: readonly { name: string; tasks: TaskList; concurrency: number }[],
+  lanes: readonly WorkerLane[],
   onStart?: () => Promise<void>,
 ): Promise<Workers> {
   const started: Workers[] = [];
