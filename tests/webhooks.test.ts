@@ -3,6 +3,7 @@ import type { Herald } from '../src/server.js';
 import { startWebhookReceiver, verifies, type ReceivedWebhook, type WebhookReceiver } from './fakes/webhook-receiver.js';
 import { expectError, expectValidation } from './helpers/expect.js';
 import { addUser, createApiKey, heraldWithOrgs, isolatedDatabase, ISO_MS, signupOrg, UUID_RE, waitFor, type Client, type Credential, type Org, type Reply } from './helpers/herald.js';
+import { workerProcesses } from './helpers/workers.js';
 
 /**
  * platform.md, "Outbound webhooks": endpoints over REST, and deliveries end to end to a real HTTP
@@ -677,23 +678,26 @@ describe('with BLOCK_PRIVATE_HOSTS', () => {
 describe('a slow endpoint and sending', () => {
   let laneDb: Awaited<ReturnType<typeof isolatedDatabase>>;
   let laneHerald: Herald, laneApi: Client, owner: Org;
+  let workers: ReturnType<typeof workerProcesses>;
 
-  // One sending slot, every campaign queued, and a timeout longer than the receiver's delay.
+  // An API Herald without workers (so no delivery starts in its process) queues every campaign; one
+  // worker process with one sending slot, and a timeout longer than the receiver's delay, runs the jobs.
   beforeAll(async () => {
     laneDb = await isolatedDatabase(`webhooks_lane_${process.pid}`);
-    ({ herald: laneHerald, api: laneApi, orgs: [owner] } = await heraldWithOrgs(1, {
-      env: { DATABASE_URL: laneDb.url, ...ENV, WEBHOOK_TIMEOUT_MS: '15000', WORKER_CONCURRENCY: '1', CAMPAIGN_INLINE_LIMIT: '0' },
-    }));
+    ({ herald: laneHerald, api: laneApi, orgs: [owner] } = await heraldWithOrgs(1, { env: { DATABASE_URL: laneDb.url, WORKERS: 'false', CAMPAIGN_INLINE_LIMIT: '0' } }));
+    workers = workerProcesses(laneDb.url, { ...ENV, WEBHOOK_TIMEOUT_MS: '15000', WORKER_CONCURRENCY: '1' });
+    workers.start();
   }, 60_000);
   afterAll(async () => {
+    await workers?.stopAll();
     await laneHerald?.stop();
     await laneDb?.drop();
   });
 
   /**
-   * An endpoint's delivery run lasts while its receiver answers; the job that runs it is in a lane
-   * of its own, so it never holds one of the slots that send. In one lane it held the only one, and
-   * a campaign launched meanwhile waited for the receiver's answer.
+   * The job of an endpoint's delivery run lasts while its receiver answers. It is in a lane of its
+   * own, so it never holds one of the slots that send: in one lane it held the only one, and a
+   * campaign launched meanwhile waited for the receiver's answer.
    */
   test("a campaign is sent while an endpoint's delivery waits for a slow receiver", async () => {
     const receiver = await newReceiver();
@@ -701,26 +705,22 @@ describe('a slow endpoint and sending', () => {
     const endpoint = (await laneApi.post('/webhooks', { url: `${receiver.url}/hook`, eventTypes: ['message.sent'] }, admin(owner))).body;
     receiver.secrets = [endpoint.secret];
     expect((await laneApi.post('/notifications/send', { type: 'email', to: ADDRESS, subject: 'Hi', message: 'Hello there' }, admin(owner))).status).toBe(200);
-    // The delivery is at the receiver, and its run's job is taken.
-    await waitFor(async () => receiver.inFlight, (n) => n > 0, 10_000);
-    const taken = await waitFor(
-      async () => (await laneHerald.db.raw(`SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE task_identifier = 'webhooks-deliver' AND locked_at IS NOT NULL`)).rows[0].n as number,
-      (n) => n > 0,
-      5_000,
-    );
-    expect(taken).toBeGreaterThan(0);
+    // The delivery is at the receiver, posted by its run's job.
+    await waitFor(async () => receiver.inFlight, (n) => n > 0, 20_000);
+    const taken = (await laneHerald.db.raw(`SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE task_identifier = 'webhooks-deliver' AND locked_at IS NOT NULL`)).rows[0].n as number;
+    expect(taken).toBe(1);
 
     const created = await laneApi.post(
       '/campaigns',
       { name: 'Beside a slow endpoint', type: 'broadcast', channels: ['email'], messages: { email: { subject: 'Hi', content: 'Hello' } }, recipients: { manual: ['lane@example.com'] } },
       admin(owner),
     );
-    expect((await laneApi.post(`/campaigns/${created.body._id}/launch`, {}, admin(owner))).status).toBe(200);
+    expect((await laneApi.post(`/campaigns/${created.body._id}/launch`, {}, admin(owner))).body.status).toBe('active');
     const campaign = await waitFor(async () => (await laneApi.get(`/campaigns/${created.body._id}`, admin(owner))).body, (c) => c.status === 'completed', 3_000);
     expect(campaign).toMatchObject({ status: 'completed', analytics: { sent: 1 } });
     // Sent while the first delivery was still waiting for its answer.
     expect(receiver.inFlight).toBeGreaterThan(0);
     const attempts = await waitFor(async () => (await laneApi.get(`/webhooks/${endpoint._id}/attempts`, admin(owner))).body as any[], (a) => a.length >= 1, 15_000);
     expect(attempts[0]).toMatchObject({ status: 'succeeded' });
-  }, 40_000);
+  }, 60_000);
 });
