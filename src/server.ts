@@ -95,12 +95,14 @@ export async function openRuntime(config: Config, log: Logger, withWorkers: bool
   };
   await deps.callers.listen(url);
   const { lanes, onStart } = workerLanes(deps);
-  const workers = withWorkers ? await startWorkerLanes(deps, url, lanes, onStart) : null;
   // This process's metrics: its pool and the queue are read when they are scraped.
   startProcessMetrics();
   // The pool is read first, before the queue's reading takes a connection of it.
   const unread = [readAtScrape(() => recordPoolUse(poolUse(db))), readAtScrape(readQueueDepth(db, lanes.flatMap((lane) => Object.keys(lane.tasks))))];
+  // Served before the workers start: a worker process's first jobs are in its metrics, and can be
+  // scraped as soon as they have run (its lanes start one after another).
   const metrics = config.metricsPort === undefined ? null : await serveMetrics(config.metricsPort, config.host);
+  const workers = withWorkers ? await startWorkerLanes(deps, url, lanes, onStart) : null;
   return {
     deps,
     databaseUrl: url,

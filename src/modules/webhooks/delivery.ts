@@ -319,7 +319,17 @@ export function webhookTasks(deps: WebhookDeps): TaskList {
     const [{ next } = { next: null }] = await run(deps.db, nextDue, { orgId, endpointId });
     if (!next) return;
     if (next.getTime() <= Date.now()) await wake(deps.db, orgId, [endpointId]);
-    else await run(deps.db, scheduleRetry, { orgId, endpointId, runAt: next });
+    else {
+      await run(deps.db, scheduleRetry, { orgId, endpointId, runAt: next });
+      // A retry due within a run's time is also started here when it is due, as a wake is: the
+      // queued run stays the durable path, and the later of the two finds nothing left to take.
+      const wait = next.getTime() - Date.now();
+      if (wait <= RUN_MS) {
+        setTimeout(() => {
+          deliverNow(orgId, endpointId).catch((err: unknown) => deps.log.warn({ err, orgId, endpointId }, 'webhooks: retry run failed; the queued run takes over'));
+        }, wait).unref();
+      }
+    }
   }
 
   /** The endpoint's run in this process: the one going, told to claim again, or a new one. */

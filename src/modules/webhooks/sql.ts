@@ -137,11 +137,18 @@ export const overdueEndpoints = statement<{ graceSeconds: number; limit: number 
    LIMIT :limit`,
 );
 
-/** Queues the endpoint's delivery run for `:runAt` (a retry), beside any run queued now (`outbox.wake`). */
+/**
+ * Queues the endpoint's delivery run for `:runAt` (a retry), beside any run queued now
+ * (`outbox.wake`), or keeps the one queued for earlier: two runs ending together each ask for their
+ * own next time, and one that saw a delivery leased to the other (due at the lease's end, half a
+ * minute and more) must not push back the other's retry, due in seconds.
+ */
 export const scheduleRetry = statement<{ orgId: string; endpointId: string; runAt: Date }>(
   'herald_webhooks_schedule_retry',
   `SELECT graphile_worker.add_job('webhooks-deliver', json_build_object('orgId', :orgId::text, 'endpointId', :endpointId::text),
-                                  run_at := :runAt::timestamptz, job_key := 'webhooks-retry:' || :endpointId::text, job_key_mode := 'replace', max_attempts := 5)`,
+                                  run_at := least(:runAt::timestamptz,
+                                                  (SELECT min(j.run_at) FROM graphile_worker.jobs j WHERE j.key = 'webhooks-retry:' || :endpointId::text AND j.locked_at IS NULL)),
+                                  job_key := 'webhooks-retry:' || :endpointId::text, job_key_mode := 'replace', max_attempts := 5)`,
 );
 
 /** An example event for one endpoint only (`POST /webhooks/:id/test`). */
