@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import type { Statement as Named } from '../src/db/statements.js';
+import { run, type Statement as Named } from '../src/db/statements.js';
 import { emitStatement } from '../src/delivery/outbox.js';
 import * as sql from '../src/modules/webhooks/sql.js';
 import type { Herald } from '../src/server.js';
@@ -63,5 +63,24 @@ test("the claim takes its deliveries by their key, never by reading every delive
     expect(deliveries.find((s) => !byKey(s))!.conditions).toMatch(/next_attempt_at/);
   } finally {
     await client.end();
+  }
+});
+
+test('a queued retry is moved sooner, never later', async () => {
+  // No endpoint is needed: the job only names one. Far enough ahead that no worker takes it meanwhile.
+  const endpointId = randomUUID();
+  const key = `webhooks-retry:${endpointId}`;
+  const soon = new Date(Date.now() + 60_000);
+  const queuedAt = async () => (await herald.db.raw('SELECT run_at FROM graphile_worker.jobs WHERE key = ?', [key])).rows.map((r: { run_at: Date }) => r.run_at.getTime());
+  try {
+    await run(herald.db, sql.scheduleRetry, { orgId: org.orgId, endpointId, runAt: soon });
+    // A run that saw the delivery leased to another asks for the lease's end: the retry stays.
+    await run(herald.db, sql.scheduleRetry, { orgId: org.orgId, endpointId, runAt: new Date(soon.getTime() + 600_000) });
+    expect(await queuedAt()).toEqual([soon.getTime()]);
+    const sooner = new Date(soon.getTime() - 30_000);
+    await run(herald.db, sql.scheduleRetry, { orgId: org.orgId, endpointId, runAt: sooner });
+    expect(await queuedAt()).toEqual([sooner.getTime()]);
+  } finally {
+    await herald.db.raw('SELECT graphile_worker.remove_job(?)', [key]);
   }
 });
