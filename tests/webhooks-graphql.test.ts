@@ -1,6 +1,6 @@
 import type { Herald } from '../src/server.js';
 import { startWebhookReceiver, verifies, type WebhookReceiver } from './fakes/webhook-receiver.js';
-import { heraldWithOrgs, signupOrg, type Client, type Org } from './helpers/herald.js';
+import { heraldWithOrgs, signupOrg, waitFor, type Client, type Org } from './helpers/herald.js';
 
 /**
  * platform.md, "Outbound webhooks", through the GraphQL door: the same operations as REST
@@ -38,15 +38,20 @@ test('an endpoint is created, tested, listed with its attempts and events, rotat
   expect(verifies(arrived, secret)).toBe(true);
   expect(arrived.body).toMatchObject({ type: 'campaign.completed', data: { test: true } });
 
-  const seen = await api.gql(
-    `query($id: ID!, $event: ID!) {
-       webhookEndpoints { totalCount edges { node { _id } } }
-       webhookAttempts(endpointId: $id) { edges { node { eventId eventType attempt status responseStatus } } }
-       webhookEvent(id: $event) { type data deliveries { endpointId status attempts } }
-       webhookEventAttempts(eventId: $event) { totalCount }
-     }`,
-    { id: endpoint._id, event: eventId },
-    { token: org.token },
+  // The receiver sees the request before Herald has its answer and records the attempt.
+  const seen = await waitFor(
+    () =>
+      api.gql(
+        `query($id: ID!, $event: ID!) {
+           webhookEndpoints { totalCount edges { node { _id } } }
+           webhookAttempts(endpointId: $id) { edges { node { eventId eventType attempt status responseStatus } } }
+           webhookEvent(id: $event) { type data deliveries { endpointId status attempts } }
+           webhookEventAttempts(eventId: $event) { totalCount }
+         }`,
+        { id: endpoint._id, event: eventId },
+        { token: org.token },
+      ),
+    (res) => res.body.errors !== undefined || res.body.data.webhookAttempts.edges.length > 0,
   );
   expect(seen.body.errors).toBeUndefined();
   expect(seen.body.data.webhookEndpoints.edges.map((e: any) => e.node._id)).toContain(endpoint._id);
