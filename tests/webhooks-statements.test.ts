@@ -42,7 +42,7 @@ test('each webhook statement stays with its organization', async () => {
   }
 });
 
-test("the claim takes its deliveries by their key, never by reading every delivery of the endpoint", async () => {
+test("the claim and the record take their deliveries by their key, never by reading every delivery of the endpoint", async () => {
   const created = await api.post('/webhooks', { url: 'https://example.com/claimed' }, { token: org.token });
   const key = { orgId: org.orgId, endpointId: created.body._id as string };
   const client = new pg.Client({ connectionString: process.env.HERALD_TEST_DATABASE_URL });
@@ -61,6 +61,14 @@ test("the claim takes its deliveries by their key, never by reading every delive
     expect(deliveries.length).toBe(2);
     expect(deliveries.filter(byKey)).toHaveLength(1);
     expect(deliveries.find((s) => !byKey(s))!.conditions).toMatch(/next_attempt_at/);
+    // The record of a batch's 100 attempts moves their deliveries by their keys too (a join read the table).
+    const { rows } = await client.query('SELECT event_id FROM webhook_deliveries WHERE organization_id = $1 AND endpoint_id = $2 LIMIT 100', [key.orgId, key.endpointId]);
+    const attempts = JSON.stringify(rows.map((r) => ({ event_id: r.event_id, attempt: 1, succeeded: true, response_status: 200, duration_ms: 5, response: 'ok', error: null, attempted_at: new Date(), status: 'succeeded', next_attempt_at: null })));
+    const params = { ...key, attempts, lastSuccessAt: new Date(), lastFailureAt: null, failuresAfter: 0, disable: null };
+    const record = { sql: sql.recordAttempts.text, bindings: sql.recordAttempts.order.map((k) => params[k]) };
+    const moved = (await tenantScans(client, record)).filter((s) => s.table === 'webhook_deliveries');
+    expect(moved.length).toBeGreaterThan(0);
+    expect(moved.filter((s) => !byKey(s))).toEqual([]);
   } finally {
     await client.end();
   }

@@ -98,6 +98,8 @@ export const recordAttempts = statement<{
           SET status = a.status, attempts = a.attempt, next_attempt_at = coalesce(a.next_attempt_at, d.next_attempt_at), leased_until = NULL,
               last_response_status = a.response_status, updated_at = date_trunc('milliseconds', now())
           FROM a WHERE d.organization_id = :orgId AND d.endpoint_id = :endpointId AND d.event_id = a.event_id
+            -- By their keys as the claim takes them: joined alone, a hash join read every delivery of the endpoint.
+            AND d.event_id = ANY(ARRAY(SELECT event_id FROM a))
           RETURNING d.event_id),
         -- The attempts of the deliveries moved: one deleted meanwhile (with its endpoint) keeps none.
         kept AS (
