@@ -22,10 +22,11 @@ import { sweepWebhooks, webhookTasks } from './modules/webhooks/delivery.js';
 export function workerLanes(deps: Deps): { lanes: WorkerLane[]; onStart: () => Promise<void> } {
   const sweep = sweeper(deps, [sweepCampaigns, sweepSends, sweepWebhooks, sweepImports]);
   const concurrency = deps.config.workerConcurrency;
+  const webhooks = webhookTasks(deps);
   return {
     lanes: [
       { name: 'sending', tasks: timedTasks({ ...campaignTasks(deps), ...sweep.tasks }), concurrency },
-      { name: 'webhooks', tasks: timedTasks(webhookTasks(deps)), concurrency },
+      { name: 'webhooks', tasks: timedTasks(webhooks.tasks), concurrency, drain: webhooks.drain },
       { name: 'imports', tasks: timedTasks(importTasks(deps)), concurrency },
       { name: 'receipts', tasks: timedTasks(sandboxTasks(deps)), concurrency: 1 },
     ],

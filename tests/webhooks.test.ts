@@ -695,8 +695,8 @@ describe('a slow endpoint and sending', () => {
   });
 
   /**
-   * The job of an endpoint's delivery run lasts while its receiver answers. It is in a lane of its
-   * own, so it never holds one of the slots that send: in one lane it held the only one, and a
+   * An endpoint's delivery run lasts while its receiver answers, and never holds one of the slots
+   * that send: when its job waited for it in the sending lane, it held the only slot, and a
    * campaign launched meanwhile waited for the receiver's answer.
    */
   test("a campaign is sent while an endpoint's delivery waits for a slow receiver", async () => {
@@ -705,10 +705,8 @@ describe('a slow endpoint and sending', () => {
     const endpoint = (await laneApi.post('/webhooks', { url: `${receiver.url}/hook`, eventTypes: ['message.sent'] }, admin(owner))).body;
     receiver.secrets = [endpoint.secret];
     expect((await laneApi.post('/notifications/send', { type: 'email', to: ADDRESS, subject: 'Hi', message: 'Hello there' }, admin(owner))).status).toBe(200);
-    // The delivery is at the receiver, posted by its run's job.
+    // The delivery is at the receiver, posted by the run its queued job started in the worker.
     await waitFor(async () => receiver.inFlight, (n) => n > 0, 20_000);
-    const taken = (await laneHerald.db.raw(`SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE task_identifier = 'webhooks-deliver' AND locked_at IS NOT NULL`)).rows[0].n as number;
-    expect(taken).toBe(1);
 
     const created = await laneApi.post(
       '/campaigns',
@@ -722,5 +720,52 @@ describe('a slow endpoint and sending', () => {
     expect(receiver.inFlight).toBeGreaterThan(0);
     const attempts = await waitFor(async () => (await laneApi.get(`/webhooks/${endpoint._id}/attempts`, admin(owner))).body as any[], (a) => a.length >= 1, 15_000);
     expect(attempts[0]).toMatchObject({ status: 'succeeded' });
+  }, 60_000);
+});
+
+describe('slow receivers and the webhooks lane', () => {
+  let laneDb: Awaited<ReturnType<typeof isolatedDatabase>>;
+  let laneHerald: Herald, laneApi: Client, slowOwner: Org, fastOwner: Org;
+  let workers: ReturnType<typeof workerProcesses>;
+
+  // An API Herald without workers queues every delivery run; one worker process, whose webhooks
+  // lane has two slots, runs them.
+  beforeAll(async () => {
+    laneDb = await isolatedDatabase(`webhooks_slots_${process.pid}`);
+    ({ herald: laneHerald, api: laneApi, orgs: [slowOwner, fastOwner] } = await heraldWithOrgs(2, { env: { DATABASE_URL: laneDb.url, WORKERS: 'false' } }));
+    workers = workerProcesses(laneDb.url, { ...ENV, WEBHOOK_TIMEOUT_MS: '15000', WORKER_CONCURRENCY: '2' });
+    workers.start();
+  }, 60_000);
+  afterAll(async () => {
+    await workers?.stopAll();
+    await laneHerald?.stop();
+    await laneDb?.drop();
+  });
+
+  /**
+   * An endpoint's queued run starts its run in the process and ends: it never holds a slot of the
+   * lane while a receiver takes its time. When the job waited for the run, two events to a slow
+   * receiver held both slots, and another organization's endpoint waited for its answers.
+   */
+  test("an endpoint's slow receiver never holds back another endpoint's deliveries", async () => {
+    const slow = await newReceiver();
+    slow.setDefault({ kind: 'delay', ms: 8000 });
+    const slowEndpoint = (await laneApi.post('/webhooks', { url: `${slow.url}/slow`, eventTypes: ['message.sent'] }, admin(slowOwner))).body;
+    slow.secrets = [slowEndpoint.secret];
+    const fast = await newReceiver();
+    const fastEndpoint = (await laneApi.post('/webhooks', { url: `${fast.url}/fast`, eventTypes: ['message.sent'] }, admin(fastOwner))).body;
+    fast.secrets = [fastEndpoint.secret];
+    const send = (o: Org) => laneApi.post('/notifications/send', { type: 'email', to: ADDRESS, subject: 'Hi', message: 'Hello there' }, admin(o));
+
+    for (let i = 0; i < 3; i++) {
+      expect((await send(slowOwner)).status).toBe(200);
+      await waitFor(async () => slow.inFlight, (n) => n > i, 10_000);
+    }
+    const started = Date.now();
+    expect((await send(fastOwner)).status).toBe(200);
+    await fast.waitForRequest((r) => r.path === '/fast', 5_000);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    // Delivered while the slow receiver still held every request it was given.
+    expect(slow.inFlight).toBe(3);
   }, 60_000);
 });

@@ -152,6 +152,8 @@ export interface WorkerLane {
   name: string;
   tasks: TaskList;
   concurrency: number;
+  /** What the lane's tasks left going beside their jobs, ended when the process stops (with the runners). */
+  drain?: () => Promise<void>;
 }
 
 /**
@@ -180,7 +182,7 @@ export async function startWorkerLanes(
   }
   return {
     async stop() {
-      await Promise.all(started.map((w) => w.stop()));
+      await Promise.all([...started.map((w) => w.stop()), ...lanes.map((lane) => lane.drain?.())]);
     },
   };
 }

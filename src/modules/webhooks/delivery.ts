@@ -121,7 +121,8 @@ function answerOf(body: Readable): Promise<string> {
   });
 }
 
-export function webhookTasks(deps: WebhookDeps): TaskList {
+/** The delivery runs' task, and `drain` for a process that stops: its runs take nothing more and finish what they posted. */
+export function webhookTasks(deps: WebhookDeps): { tasks: TaskList; drain: () => Promise<void> } {
   const pool = new Agent({
     connections: PER_BATCH * BATCHES_IN_FLIGHT,
     keepAliveTimeout: 4_000,
@@ -225,6 +226,9 @@ export function webhookTasks(deps: WebhookDeps): TaskList {
     done: Promise<void>;
   }
   const runs = new Map<string, Run>();
+  /** Every run of this process until it ends, in the map or past it (posting what it took). */
+  const active = new Set<Run>();
+  let closing = false;
   const leaseSeconds = Math.ceil((deps.config.webhookTimeoutMs * Math.ceil(BATCH / PER_BATCH)) / 1000) + 30;
 
   /** Posts one claimed batch `PER_BATCH` at a time and records it; what is left once the run stops is given back unsent. */
@@ -315,7 +319,8 @@ export function webhookTasks(deps: WebhookDeps): TaskList {
       );
       throw failure;
     }
-    if (r.stopped) return;
+    // A disabled endpoint has nothing due; a stopping process queues what it gave back, for another.
+    if (r.stopped && !closing) return;
     const [{ next } = { next: null }] = await run(deps.db, nextDue, { orgId, endpointId });
     if (!next) return;
     if (next.getTime() <= Date.now()) await wake(deps.db, orgId, [endpointId]);
@@ -334,6 +339,8 @@ export function webhookTasks(deps: WebhookDeps): TaskList {
 
   /** The endpoint's run in this process: the one going, told to claim again, or a new one. */
   function deliverNow(orgId: string, endpointId: string): Promise<void> {
+    // A stopping process starts nothing: what is due is another process's (its queued run, the sweep).
+    if (closing) return Promise.resolve();
     const key = `${orgId}:${endpointId}`;
     const going = runs.get(key);
     if (going) {
@@ -342,7 +349,8 @@ export function webhookTasks(deps: WebhookDeps): TaskList {
     }
     const r: Run = { orgId, endpointId, again: false, stopped: null, done: Promise.resolve() };
     runs.set(key, r);
-    r.done = drain(r);
+    active.add(r);
+    r.done = drain(r).finally(() => active.delete(r));
     return r.done;
   }
 
@@ -355,12 +363,23 @@ export function webhookTasks(deps: WebhookDeps): TaskList {
     });
   }
 
+  // A queued run starts (or extends) the endpoint's run in this process and ends: it never holds a
+  // slot of the lane while a receiver takes its time (two wakes of a slow receiver's endpoint held
+  // both slots of a lane, and every other endpoint's queued run waited for its answers). The run
+  // keeps its state in the deliveries (their leases, the retry it queues), not in the job.
   const deliver: Task = async (payload) => {
     const { orgId, endpointId } = payload as { orgId: string; endpointId: string };
-    await deliverNow(orgId, endpointId);
+    deliverNow(orgId, endpointId).catch((err: unknown) => deps.log.warn({ err, orgId, endpointId }, 'webhooks: delivery run failed; its next run is queued'));
   };
 
-  return { [DELIVER_TASK]: deliver };
+  return {
+    tasks: { [DELIVER_TASK]: deliver },
+    async drain() {
+      closing = true;
+      for (const r of active) r.stopped ??= 'The process is stopping';
+      await Promise.allSettled([...active].map((r) => r.done));
+    },
+  };
 }
 
 /** The sweep's part: endpoints whose due deliveries nobody took (a wake lost with its process, a worker that died) are woken. */
