@@ -90,3 +90,44 @@ test('a worker killed mid-delivery: its successor delivers every event, duplicat
   expect(receiver.requests.filter((r) => !r.verified)).toEqual([]);
   await workers.stop(successor);
 }, 180_000);
+
+test('a worker stopped with SIGTERM mid-delivery: what it posted is answered and kept, what it took and had not posted goes to its successor, nothing twice', async () => {
+  const org = await signupOrg(api);
+  await herald.db('organization_credits').where({ organization_id: org.orgId }).update({ credits: 10_000 });
+  const slow = await startWebhookReceiver();
+  try {
+    slow.setDefault({ kind: 'delay', ms: 1500 });
+    const created = await api.post('/webhooks', { url: `${slow.url}/drained` }, { token: org.token });
+    slow.secrets = [created.body.secret];
+    for (let i = 0; i < EVENTS; i += 10) {
+      const sends = Array.from({ length: 10 }, (_, j) =>
+        api.post('/notifications/send', { type: 'email', to: `drained${i + j}@example.com`, subject: 'Hi', message: `Hello ${i + j}` }, { token: org.token }),
+      );
+      for (const res of await Promise.all(sends)) expect(res.status).toBe(200);
+    }
+    const eventIds = ((await api.get('/webhook-events?limit=1000', { token: org.token })).body as any[]).map((e) => e._id as string);
+    expect(eventIds).toHaveLength(EVENTS);
+
+    const victim = workers.start();
+    await waitFor(async () => slow.inFlight, (n) => n > 0, 60_000);
+    await workers.stop(victim, 'SIGTERM');
+    // It waited for the answers to what it had posted, and kept them.
+    expect(slow.inFlight).toBe(0);
+    const posted = new Set(slow.requests.map((r) => r.id));
+    expect(posted.size).toBeGreaterThan(0);
+    expect(posted.size).toBeLessThan(EVENTS);
+    for (const id of posted) {
+      const event = (await api.get(`/webhook-events/${id}`, { token: org.token })).body;
+      expect({ id, delivery: event.deliveries[0] }).toMatchObject({ id, delivery: { status: 'succeeded', attempts: 1 } });
+    }
+
+    const successor = workers.start();
+    await waitFor(async () => new Set(slow.requests.map((r) => r.id)).size, (n) => n === EVENTS, 60_000);
+    expect([...new Set(slow.requests.map((r) => r.id))].sort()).toEqual([...eventIds].sort());
+    expect(slow.requests).toHaveLength(EVENTS);
+    expect(slow.requests.filter((r) => !r.verified)).toEqual([]);
+    await workers.stop(successor);
+  } finally {
+    await slow.stop();
+  }
+}, 180_000);
