@@ -22,7 +22,8 @@ import { claimDeliveries, nextDue, overdueEndpoints, recordAttempts, releaseDeli
  * next batch while earlier ones are being posted (at most `BATCHES_IN_FLIGHT`, each `PER_BATCH`
  * requests at once: an endpoint's slow receiver holds its own run, never another's), and records
  * a batch's attempts in one statement off the path of the next claim. It works for `RUN_MS` at
- * most, then queues the next, so the workers' slots take turns.
+ * most, then queues the next, for any process to take. A queued run's job only starts the run in
+ * its process: no slot of the lane is held while a receiver answers.
  *
  * Each attempt is kept with its status, duration and the first 1 KiB of the answer. A 2xx answer
  * is a success; anything else (a redirect, which is never followed; a timeout; a refused
@@ -326,14 +327,6 @@ export function webhookTasks(deps: WebhookDeps): { tasks: TaskList; drain: () =>
     if (next.getTime() <= Date.now()) await wake(deps.db, orgId, [endpointId]);
     else {
       await run(deps.db, scheduleRetry, { orgId, endpointId, runAt: next });
-      // A retry due within a run's time is also started here when it is due, as a wake is: the
-      // queued run stays the durable path, and the later of the two finds nothing left to take.
-      const wait = next.getTime() - Date.now();
-      if (wait <= RUN_MS) {
-        setTimeout(() => {
-          deliverNow(orgId, endpointId).catch((err: unknown) => deps.log.warn({ err, orgId, endpointId }, 'webhooks: retry run failed; the queued run takes over'));
-        }, wait).unref();
-      }
     }
   }
 
