@@ -13,7 +13,9 @@ runEntry('Herald', async () => {
   }
   const log = createLogger(config);
   const started = Date.now();
-  const herald = await startHerald(config, log);
+  // A signal while it starts stops it once started: its first lanes may already be running jobs.
+  const starting = startHerald(config, log);
+  stopOnSignals(log, 'herald', async () => (await starting).stop());
+  const herald = await starting;
   log.info({ url: herald.url, metrics: herald.metricsUrl, deliveryMode: config.deliveryMode, startupMs: Date.now() - started }, 'herald listening');
-  stopOnSignals(log, 'herald', herald.stop);
 });

@@ -11,8 +11,9 @@ import { sweepWebhooks, webhookTasks } from './modules/webhooks/delivery.js';
 /**
  * Every task a worker process runs, in lanes that never take each other's jobs: `sending`, the
  * campaigns' chunks and runs and the periodic sweep made of the modules' parts, on the process's
- * `WORKER_CONCURRENCY` slots; `webhooks`, the endpoints' delivery runs, on as many (a run lasts
- * while its endpoint answers, up to `RUN_MS`: a slow receiver held a sending slot that long);
+ * `WORKER_CONCURRENCY` slots; `webhooks`, the jobs that start endpoints' delivery runs, on as many
+ * (a job ends once its run is started, never waiting on a receiver, and is never queued behind a
+ * campaign's chunks);
  * `imports`, the contact imports, on as many (one organization's at a time, but a 1,000,000-row
  * file held a sending slot for as long as it took); and `receipts`, the sandbox's simulated
  * receipts, one job at a time (a campaign chunk's job records thousands, for a second and more).

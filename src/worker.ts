@@ -5,7 +5,9 @@ import { createLogger, openRuntime } from './server.js';
 runEntry('Herald worker', async () => {
   const config = configOrExit();
   const log = createLogger(config);
-  const runtime = await openRuntime(config, log, true);
+  // A signal while it starts stops it once started: its first lanes may already be running jobs.
+  const opening = openRuntime(config, log, true);
+  stopOnSignals(log, 'worker', async () => (await opening).close());
+  const runtime = await opening;
   log.info({ concurrency: config.workerConcurrency, metrics: runtime.metrics?.url }, 'herald worker running');
-  stopOnSignals(log, 'worker', runtime.close);
 });

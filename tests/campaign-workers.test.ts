@@ -100,3 +100,15 @@ test('kill -9 of the worker halfway: a new worker finishes, every recipient logg
   await expectExactlyOnce(org, campaignId);
   await workers.stop(successor);
 }, 120_000);
+
+test('a worker signalled while it starts stops once started, as any stop: exit code 0, never killed by the signal', async () => {
+  const database = new URL(db.url).pathname.slice(1);
+  const connections = async () =>
+    (await herald.db.raw('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = ?', [database])).rows[0].n as number;
+  const before = await connections();
+  const worker = startWorker();
+  // Its first connection: it is opening its runtime (migrations, then one lane after another).
+  for (const end = Date.now() + 30_000; (await connections()) <= before && Date.now() < end; ) await new Promise((r) => setTimeout(r, 10));
+  await workers.stop(worker, 'SIGTERM');
+  expect({ code: worker.exitCode, signal: worker.signalCode }).toEqual({ code: 0, signal: null });
+}, 60_000);

@@ -680,8 +680,9 @@ describe('a slow endpoint and sending', () => {
   let laneHerald: Herald, laneApi: Client, owner: Org;
   let workers: ReturnType<typeof workerProcesses>;
 
-  // An API Herald without workers (so no delivery starts in its process) queues every campaign; one
-  // worker process with one sending slot, and a timeout longer than the receiver's delay, runs the jobs.
+  // An API Herald without workers (so no delivery starts in its process) queues every campaign and
+  // delivery run; one worker process with one slot in each lane, and a timeout longer than the
+  // receivers' delays, runs the jobs.
   beforeAll(async () => {
     laneDb = await isolatedDatabase(`webhooks_lane_${process.pid}`);
     ({ herald: laneHerald, api: laneApi, orgs: [owner] } = await heraldWithOrgs(1, { env: { DATABASE_URL: laneDb.url, WORKERS: 'false', CAMPAIGN_INLINE_LIMIT: '0' } }));
@@ -721,33 +722,15 @@ describe('a slow endpoint and sending', () => {
     const attempts = await waitFor(async () => (await laneApi.get(`/webhooks/${endpoint._id}/attempts`, admin(owner))).body as any[], (a) => a.length >= 1, 15_000);
     expect(attempts[0]).toMatchObject({ status: 'succeeded' });
   }, 60_000);
-});
-
-describe('slow receivers and the webhooks lane', () => {
-  let laneDb: Awaited<ReturnType<typeof isolatedDatabase>>;
-  let laneHerald: Herald, laneApi: Client, slowOwner: Org, fastOwner: Org;
-  let workers: ReturnType<typeof workerProcesses>;
-
-  // An API Herald without workers queues every delivery run; one worker process, whose webhooks
-  // lane has two slots, runs them.
-  beforeAll(async () => {
-    laneDb = await isolatedDatabase(`webhooks_slots_${process.pid}`);
-    ({ herald: laneHerald, api: laneApi, orgs: [slowOwner, fastOwner] } = await heraldWithOrgs(2, { env: { DATABASE_URL: laneDb.url, WORKERS: 'false' } }));
-    workers = workerProcesses(laneDb.url, { ...ENV, WEBHOOK_TIMEOUT_MS: '15000', WORKER_CONCURRENCY: '2' });
-    workers.start();
-  }, 60_000);
-  afterAll(async () => {
-    await workers?.stopAll();
-    await laneHerald?.stop();
-    await laneDb?.drop();
-  });
 
   /**
    * An endpoint's queued run starts its run in the process and ends: it never holds a slot of the
-   * lane while a receiver takes its time. When the job waited for the run, two events to a slow
-   * receiver held both slots, and another organization's endpoint waited for its answers.
+   * lane while a receiver takes its time. When the job waited for the run, an event to a slow
+   * receiver held the lane's slot (two held both of two), and another organization's endpoint
+   * waited for its answers.
    */
   test("an endpoint's slow receiver never holds back another endpoint's deliveries", async () => {
+    const [slowOwner, fastOwner] = [await signupOrg(laneApi), await signupOrg(laneApi)];
     const slow = await newReceiver();
     slow.setDefault({ kind: 'delay', ms: 8000 });
     const slowEndpoint = (await laneApi.post('/webhooks', { url: `${slow.url}/slow`, eventTypes: ['message.sent'] }, admin(slowOwner))).body;
@@ -759,7 +742,8 @@ describe('slow receivers and the webhooks lane', () => {
 
     for (let i = 0; i < 3; i++) {
       expect((await send(slowOwner)).status).toBe(200);
-      await waitFor(async () => slow.inFlight, (n) => n > i, 10_000);
+      // Each at the slow receiver: a job that waited for its run held the one slot, and the next waited.
+      expect(await waitFor(async () => slow.inFlight, (n) => n > i, 10_000)).toBe(i + 1);
     }
     const started = Date.now();
     expect((await send(fastOwner)).status).toBe(200);
@@ -769,3 +753,4 @@ describe('slow receivers and the webhooks lane', () => {
     expect(slow.inFlight).toBe(3);
   }, 60_000);
 });
+
