@@ -96,7 +96,8 @@ test('a worker stopped with SIGTERM mid-delivery: what it posted is answered and
   await herald.db('organization_credits').where({ organization_id: org.orgId }).update({ credits: 10_000 });
   const slow = await startWebhookReceiver();
   try {
-    slow.setDefault({ kind: 'delay', ms: 1500 });
+    // Well inside the attempts' 2 s timeout, so none of them times out and goes again.
+    slow.setDefault({ kind: 'delay', ms: 800 });
     const created = await api.post('/webhooks', { url: `${slow.url}/drained` }, { token: org.token });
     slow.secrets = [created.body.secret];
     for (let i = 0; i < EVENTS; i += 10) {

@@ -675,7 +675,7 @@ describe('with BLOCK_PRIVATE_HOSTS', () => {
   });
 });
 
-describe('a slow endpoint and sending', () => {
+describe('slow receivers, with one slot in each lane', () => {
   let laneDb: Awaited<ReturnType<typeof isolatedDatabase>>;
   let laneHerald: Herald, laneApi: Client, owner: Org;
   let workers: ReturnType<typeof workerProcesses>;

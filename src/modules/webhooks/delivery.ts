@@ -325,9 +325,7 @@ export function webhookTasks(deps: WebhookDeps): { tasks: TaskList; drain: () =>
     const [{ next } = { next: null }] = await run(deps.db, nextDue, { orgId, endpointId });
     if (!next) return;
     if (next.getTime() <= Date.now()) await wake(deps.db, orgId, [endpointId]);
-    else {
-      await run(deps.db, scheduleRetry, { orgId, endpointId, runAt: next });
-    }
+    else await run(deps.db, scheduleRetry, { orgId, endpointId, runAt: next });
   }
 
   /** The endpoint's run in this process: the one going, told to claim again, or a new one. */
@@ -357,8 +355,8 @@ export function webhookTasks(deps: WebhookDeps): { tasks: TaskList; drain: () =>
   }
 
   // A queued run starts (or extends) the endpoint's run in this process and ends: it never holds a
-  // slot of the lane while a receiver takes its time (two wakes of a slow receiver's endpoint held
-  // both slots of a lane, and every other endpoint's queued run waited for its answers). The run
+  // slot of the lane while a receiver takes its time (each wake of a slow receiver's endpoint held
+  // a slot, and every other endpoint's queued run waited for its answers). The run
   // keeps its state in the deliveries (their leases, the retry it queues), not in the job.
   const deliver: Task = async (payload) => {
     const { orgId, endpointId } = payload as { orgId: string; endpointId: string };
