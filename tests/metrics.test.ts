@@ -227,10 +227,12 @@ describe('with METRICS_TOKEN and METRICS_PORT', () => {
 
     const delivered = await waitFor(
       async () => (await scrape(`http://127.0.0.1:${port}`, {})).samples,
-      (s) => value(s, 'herald_webhook_deliveries_total', { outcome: 'success' }) === 1 && value(s, 'herald_webhook_deliveries_total', { outcome: 'retry' }) === 1,
+      // The completion is posted by the runs the last settle handed it to, without a job; the
+      // failing endpoint's retry (5 s later) is a job, which posts it again (and fails again).
+      (s) => (value(s, 'herald_job_duration_seconds_count', { task: 'webhooks-deliver', outcome: 'success' }) ?? 0) >= 1,
     );
     expect(value(delivered, 'herald_webhook_deliveries_total', { outcome: 'success' })).toBe(1);
-    expect(value(delivered, 'herald_webhook_deliveries_total', { outcome: 'retry' })).toBe(1);
+    expect(value(delivered, 'herald_webhook_deliveries_total', { outcome: 'retry' })).toBeGreaterThanOrEqual(1);
     expect(value(delivered, 'herald_job_duration_seconds_count', { task: 'webhooks-deliver', outcome: 'success' })).toBeGreaterThanOrEqual(1);
     receiver.close();
 

@@ -91,6 +91,50 @@ test('a worker killed mid-delivery: its successor delivers every event, duplicat
   await workers.stop(successor);
 }, 180_000);
 
+test("a worker killed while posting what its campaign's settles handed it: the leases end and its successor delivers every event", async () => {
+  const org = await signupOrg(api);
+  await herald.db('organization_credits').where({ organization_id: org.orgId }).update({ credits: 10_000 });
+  const slow = await startWebhookReceiver();
+  try {
+    slow.setDefault({ kind: 'delay', ms: 300 });
+    const created = await api.post('/webhooks', { url: `${slow.url}/handed`, eventTypes: ['message.sent'] }, { token: org.token });
+    slow.secrets = [created.body.secret];
+    // 2,000 recipients: 20 logs, so 20 message.sent, written by the worker's settles and handed to
+    // its own runs (leased to it), never claimed.
+    const addresses = Array.from({ length: 2000 }, (_, i) => `handed${i}@example.com`);
+    const campaign = await api.post(
+      '/campaigns',
+      { name: 'Handed', type: 'broadcast', channels: ['email'], messages: { email: { subject: 'Hi', content: 'Hello' } }, recipients: { manual: addresses } },
+      { token: org.token },
+    );
+    expect(campaign.status).toBe(201);
+    expect((await api.post(`/campaigns/${campaign.body._id}/launch`, {}, { token: org.token })).body.status).toBe('active');
+
+    const victim = workers.start();
+    await waitFor(async () => slow.inFlight, (n) => n > 0, 60_000);
+    await workers.stop(victim, 'SIGKILL');
+    const done = await waitFor(() => api.get(`/campaigns/${campaign.body._id}`, { token: org.token }), (r) => r.body.status === 'completed', 5_000).catch(() => null);
+
+    const successor = workers.start();
+    if (!done) await waitFor(() => api.get(`/campaigns/${campaign.body._id}`, { token: org.token }), (r) => r.body.status === 'completed', 60_000);
+    const events = ((await api.get('/webhook-events?limit=1000', { token: org.token })).body as any[]).map((e) => e._id as string);
+    expect(events).toHaveLength(20);
+    // Past their lease (44 s here), the sweep wakes their endpoint and the successor claims them.
+    await waitFor(async () => new Set(slow.requests.map((r) => r.id)), (ids) => events.every((id) => ids.has(id)), 120_000);
+    const recipients = new Map<string, string[]>();
+    for (const r of slow.requests) {
+      expect(r.verified).toBe(true);
+      // A duplicate is the same delivery: same id, same bytes.
+      expect(slow.requests.filter((o) => o.id === r.id).every((o) => o.rawBody === r.rawBody)).toBe(true);
+      recipients.set(r.id!, r.body.data.recipients.map((x: any) => x.recipient));
+    }
+    expect([...recipients.values()].flat().sort()).toEqual([...addresses].sort());
+    await workers.stop(successor);
+  } finally {
+    await slow.stop();
+  }
+}, 240_000);
+
 test('a worker stopped with SIGTERM mid-delivery: what it posted is answered and kept, what it took and had not posted goes to its successor, nothing twice', async () => {
   const org = await signupOrg(api);
   await herald.db('organization_credits').where({ organization_id: org.orgId }).update({ credits: 10_000 });

@@ -290,6 +290,43 @@ describe('deliveries', () => {
     expect(sent.body.data.recipients.map((r: any) => r.recipient).sort()).toEqual(addresses);
   });
 
+  test("a campaign's events, posted by the process that settled them without a claim, are the bytes a claim of them posts", async () => {
+    const { org: o, receiver, endpoint } = await hooked();
+    // Two logs (100 and 51 recipients) with one recipient failing: two message.sent, a message.failed
+    // and campaign.completed, handed by the settles to this process's runs.
+    const addresses = [...Array.from({ length: 150 }, (_, i) => `handed${i}@example.com`), 'nobody@fail.invalid'];
+    const created = await api.post(
+      '/campaigns',
+      { name: 'Handed', type: 'broadcast', channels: ['email'], messages: { email: { subject: 'Hi', content: 'Hello there' } }, recipients: { manual: addresses } },
+      admin(o),
+    );
+    expect(created.status).toBe(201);
+    await api.post(`/campaigns/${created.body._id}/launch`, {}, admin(o));
+    const done = await waitFor(() => api.get(`/campaigns/${created.body._id}`, admin(o)), (r) => r.body.status === 'completed');
+    expect(done.body.analytics).toMatchObject({ sent: 150, failed: 1 });
+    // A copy: the receiver's list grows with the re-sends below.
+    const first = (await receiver.waitForRequests(4)).slice(0, 4);
+    expect(first.map((r) => r.body.type).sort()).toEqual(['campaign.completed', 'message.failed', 'message.sent', 'message.sent']);
+    for (const r of first) expect(r.verified).toBe(true);
+    expect(first.find(ofType('message.failed'))!.body.data.recipients).toEqual([
+      { recipient: 'nobody@fail.invalid', position: expect.any(Number), error: 'Sandbox: delivery to a reserved failing address' },
+    ]);
+    const sentTo = first.filter(ofType('message.sent')).flatMap((r) => r.body.data.recipients.map((x: any) => x.recipient));
+    expect(sentTo.sort()).toEqual(addresses.slice(0, 150).sort());
+    for (const r of first) {
+      expect(deliveryTo(await waitForSettled(o, r.id!, endpoint._id), endpoint._id)).toMatchObject({ status: 'succeeded', attempts: 1 });
+    }
+
+    // Re-sent by hand, each is claimed and built from what the database holds: the same bytes.
+    for (const r of first) expect((await api.post(`/webhook-events/${r.id}/resend`, { endpointId: endpoint._id }, admin(o))).status).toBe(202);
+    const again = (await receiver.waitForRequests(8)).slice(4);
+    expect(again.map((r) => r.id).sort()).toEqual(first.map((r) => r.id).sort());
+    for (const r of again) {
+      expect(r.verified).toBe(true);
+      expect(r.rawBody).toBe(first.find((f) => f.id === r.id)!.rawBody);
+    }
+  });
+
   test("deleting an endpoint deletes its deliveries' attempts; the event's other endpoints keep theirs", async () => {
     const { org: o, receiver, endpoint } = await hooked();
     const second = await createEndpoint(o, { url: `${receiver.url}/second` });

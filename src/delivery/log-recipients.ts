@@ -28,9 +28,14 @@ export function pendingRecipientsJson(recipients: readonly { recipient: string; 
   return `[${json}]`;
 }
 
+/** A settled log's recipients as stored. */
+export function settledRecipients(outcomes: readonly LogRecipient[]): StoredRecipient[] {
+  return outcomes.map((o) => (o.status === 'success' ? o.recipient : o));
+}
+
 /** A settled log's recipients as stored, in JSON text. */
 export function settledRecipientsJson(outcomes: readonly LogRecipient[]): string {
-  return `[${outcomes.map((o) => JSON.stringify(o.status === 'success' ? o.recipient : o)).join(',')}]`;
+  return JSON.stringify(settledRecipients(outcomes));
 }
 
 /** A log's stored recipients as the API shows them. */

@@ -24,8 +24,14 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** SQL: the CTE `wh_endpoints`, the organization's (`:orgId`) enabled endpoints; first of the statement's CTEs, so its sources can skip their work when it is empty. */
-export const WEBHOOK_ENDPOINTS = `wh_endpoints AS (SELECT id, event_types FROM webhook_endpoints WHERE organization_id = :orgId AND enabled)`;
+/**
+ * SQL: the CTE `wh_endpoints`, the organization's (`:orgId`) enabled endpoints, with what their
+ * deliveries need (`HANDED`); first of the statement's CTEs, so its sources can skip their work when
+ * it is empty.
+ */
+export const WEBHOOK_ENDPOINTS = `wh_endpoints AS (
+  SELECT id, event_types, url, secret, previous_secret, previous_secret_expires_at, failing_since
+  FROM webhook_endpoints WHERE organization_id = :orgId AND enabled)`;
 
 /** SQL: whether `wh_endpoints` has any endpoint (for sources to skip building events nobody takes). */
 export const ANY_ENDPOINT = `EXISTS (SELECT 1 FROM wh_endpoints)`;
@@ -36,18 +42,43 @@ const TAKES = (type: string) => `(e.event_types = '{}' OR ${type} = ANY(e.event_
  * SQL: CTEs (after `WEBHOOK_ENDPOINTS`) that store the events of `source` (a CTE or subquery with
  * columns `type` text, `occurred_at` timestamptz, `data` jsonb, and, when `settledLog` names it, a
  * column with the settled log whose recipients a message event carries: see `eventData`) and their
- * deliveries.
+ * deliveries. With `handOver`, the statement takes `:handOverSeconds` (`handOverLease`): above 0,
+ * its deliveries are written leased that long to the writing process, which posts them itself
+ * (`HANDED`, `wake`) without claiming them.
  */
-export const outboxWrites = (source: string, settledLog = 'NULL::uuid') => `
+export const outboxWrites = (source: string, settledLog = 'NULL::uuid', handOver = false) => `
   wh_events AS (
     INSERT INTO webhook_events (organization_id, type, occurred_at, data, settled_log_id)
     SELECT :orgId, s.type, s.occurred_at, s.data, ${settledLog} FROM ${source} s
     WHERE EXISTS (SELECT 1 FROM wh_endpoints e WHERE ${TAKES('s.type')})
-    RETURNING id, type),
+    RETURNING id, type, occurred_at, data, settled_log_id),
   wh_deliveries AS (
-    INSERT INTO webhook_deliveries (organization_id, event_id, endpoint_id)
-    SELECT :orgId, v.id, e.id FROM wh_events v JOIN wh_endpoints e ON ${TAKES('v.type')}
-    RETURNING endpoint_id)`;
+    INSERT INTO webhook_deliveries (organization_id, event_id, endpoint_id${handOver ? ', leased_until' : ''})
+    SELECT :orgId, v.id, e.id${handOver ? ', CASE WHEN :handOverSeconds::int > 0 THEN now() + make_interval(secs => :handOverSeconds::int) END' : ''}
+    FROM wh_events v JOIN wh_endpoints e ON ${TAKES('v.type')}
+    RETURNING endpoint_id, event_id)`;
+
+/**
+ * SQL: a column of the answer of a statement whose `outboxWrites` hand over (`:handOverSeconds` above
+ * 0): what the writing process posts itself (`Handed`), null otherwise. The endpoints are read in
+ * the statement's snapshot, as a claim reads them: an edit, a rotation or a disabling committed
+ * before the events were written applies to their deliveries.
+ */
+export const HANDED = `CASE WHEN :handOverSeconds::int > 0 AND EXISTS (SELECT 1 FROM wh_deliveries) THEN json_build_object(
+    'endpoints', (SELECT json_agg(json_build_object('id', e.id, 'url', e.url, 'secret', encode(e.secret, 'base64'),
+                                                    'previous_secret', encode(e.previous_secret, 'base64'),
+                                                    'previous_secret_expires_at', e.previous_secret_expires_at, 'failing_since', e.failing_since))
+                  FROM wh_endpoints e WHERE e.id IN (SELECT endpoint_id FROM wh_deliveries)),
+    'deliveries', (SELECT json_agg(json_build_object('event_id', d.event_id, 'endpoint_id', d.endpoint_id, 'type', v.type,
+                                                     'occurred_at', v.occurred_at, 'data', v.data::text, 'settled_log_id', v.settled_log_id)
+                                   ORDER BY v.occurred_at, d.event_id)
+                   FROM wh_deliveries d JOIN wh_events v ON v.id = d.event_id)) END AS handed`;
+
+/** `HANDED` as the answer carries it. */
+export interface HandedJson {
+  endpoints: { id: string; url: string; secret: string; previous_secret: string | null; previous_secret_expires_at: string | null; failing_since: string | null }[];
+  deliveries: { event_id: string; endpoint_id: string; type: string; occurred_at: string; data: string; settled_log_id: string | null }[];
+}
 
 /** SQL: a column of the statement's answer, the endpoints given deliveries (null when none), for `wake`. */
 export const WOKEN = `(SELECT array_agg(DISTINCT endpoint_id) FROM wh_deliveries) AS webhook_endpoints`;
@@ -96,25 +127,65 @@ const wakeStatement = statement<{ orgId: string; endpointIds: string[] }>(
 /** Starts (or extends) a process's own delivery run for some endpoints of an organization. */
 export type DeliverNow = (orgId: string, endpointIds: readonly string[]) => void;
 
+/**
+ * A process's own delivery of what its statement handed over (`HANDED`, leased to it): posted by the
+ * endpoints' runs without a claim. False when the process takes nothing (it is stopping).
+ */
+export type HandOver = (orgId: string, handed: HandedJson, logs: ReadonlyMap<string, SettledLogColumns>) => boolean;
+
+/** A process's own delivery runs (`modules/webhooks/delivery.ts`). */
+export interface InProcessDelivery {
+  deliverNow: DeliverNow;
+  handOver: HandOver;
+  /** The lease of deliveries handed over now (`:handOverSeconds`), or 0 when this process takes none (stopping, or enough waiting). */
+  handOverLease: () => number;
+}
+
 /** The processes' own delivery runs, by the database they deliver from (a process may hold several Heralds: tests). */
-const inProcess = new WeakMap<Db, DeliverNow>();
+const inProcess = new WeakMap<Db, InProcessDelivery>();
 
 /**
  * Lets a process that runs queue workers start delivering at once what its own changes woke, rather
- * than when its webhooks lane next fetches the queued run (the lane's batch, or its poll).
+ * than when its webhooks lane next fetches the queued run (the lane's batch, or its poll), and post
+ * what its statements hand over.
  */
-export function deliverInProcess(db: Db, deliverNow: DeliverNow): void {
-  inProcess.set(db, deliverNow);
+export function deliverInProcess(db: Db, delivery: InProcessDelivery): void {
+  inProcess.set(db, delivery);
 }
+
+/** `:handOverSeconds` for a statement whose `outboxWrites` hand over: 0 in a process without its own delivery runs. */
+export function handOverLease(db: Db): number {
+  return inProcess.get(db)?.handOverLease() ?? 0;
+}
+
+/** Gives back deliveries written leased to a process that then took none of them: due as any other. */
+const releaseHanded = statement<{ orgId: string; eventIds: string[] }>(
+  'herald_webhooks_release_handed',
+  `UPDATE webhook_deliveries SET leased_until = NULL
+   WHERE organization_id = :orgId AND event_id = ANY(:eventIds::uuid[]) AND status = 'pending'`,
+);
 
 /**
  * Wakes the endpoints a committed change gave deliveries (`Woken`); none is a no-op. The run is
  * queued all the same: the queue is what delivers when this process has no run of its own, dies
- * meanwhile, or the endpoint has a retry due.
+ * meanwhile, or the endpoint has a retry due. Deliveries the change handed over (`handed`, with the
+ * settled logs their message events carry, from the writer's memory) are posted by this process's
+ * runs instead, and queue nothing: they are leased to it, and should it die with them, their lease
+ * ends and the sweep wakes their endpoints.
  */
-export async function wake(db: Db, orgId: string, endpointIds: readonly string[] | null | undefined): Promise<void> {
+export async function wake(
+  db: Db,
+  orgId: string,
+  endpointIds: readonly string[] | null | undefined,
+  handed?: { handed: HandedJson | null; logs: ReadonlyMap<string, SettledLogColumns> },
+): Promise<void> {
   if (!endpointIds?.length) return;
-  inProcess.get(db)?.(orgId, endpointIds);
+  const own = inProcess.get(db);
+  if (handed?.handed) {
+    if (own?.handOver(orgId, handed.handed, handed.logs)) return;
+    await run(db, releaseHanded, { orgId, eventIds: handed.handed.deliveries.map((d) => d.event_id) });
+  }
+  own?.deliverNow(orgId, endpointIds);
   await run(db, wakeStatement, { orgId, endpointIds: [...endpointIds] });
 }
 

@@ -1,5 +1,5 @@
 import { statement } from '../../db/statements.js';
-import { ANY_ENDPOINT, campaignEventDataSql, logEventsSql, outboxWrites, WEBHOOK_ENDPOINTS, WOKEN, type Woken } from '../outbox.js';
+import { ANY_ENDPOINT, campaignEventDataSql, HANDED, logEventsSql, outboxWrites, WEBHOOK_ENDPOINTS, WOKEN, type HandedJson, type Woken } from '../outbox.js';
 import { allSucceededSql } from '../log-recipients.js';
 import { ANNOUNCED, announceCounted } from './progress.js';
 
@@ -102,8 +102,10 @@ export const settleBatches = statement<
      * provider_ids (null when the provider gave none), preview, length, unit_cost }` (the last three: the log's message, per batch as a personalised one differs).
      */
     batches: string;
+    /** `outbox.handOverLease`: above 0, the events' deliveries are leased to this process, which posts them (`handed`). */
+    handOverSeconds: number;
   },
-  { refund: number; announced: number; sent: number; failed: number } & Woken
+  { refund: number; announced: number; sent: number; failed: number; handed: HandedJson | null } & Woken
 >(
   'herald_batches_settle',
   `WITH ${WEBHOOK_ENDPOINTS},
@@ -158,8 +160,8 @@ export const settleBatches = statement<
           UNION ALL
           SELECT 'campaign.completed', c.completed_at, NULL::uuid, ${campaignEventDataSql('c')}
           FROM counted c, n WHERE ${ANY_ENDPOINT} AND c.status = 'completed' AND c.completed_at = n.settled_at),
-        ${outboxWrites('wh_source', 's.settled_log_id')}
-   SELECT n.refund, n.sent, n.failed, ${WOKEN}, ${ANNOUNCED} FROM n`,
+        ${outboxWrites('wh_source', 's.settled_log_id', true)}
+   SELECT n.refund, n.sent, n.failed, ${WOKEN}, ${HANDED}, ${ANNOUNCED} FROM n`,
 );
 
 /** A campaign's batches per channel: how many in all (the chunk size follows), and those still to send. */

@@ -6,8 +6,8 @@ import { jsonRows, run } from '../../db/statements.js';
 import { characterCount, preview, unitCost } from '../../delivery/cost.js';
 import * as credits from '../../delivery/credits.js';
 import { round2 } from '../../delivery/credits.js';
-import { wake } from '../../delivery/outbox.js';
-import { settledRecipientsJson } from '../../delivery/log-recipients.js';
+import { handOverLease, wake, type SettledLogColumns } from '../../delivery/outbox.js';
+import { settledRecipients } from '../../delivery/log-recipients.js';
 import type { Delivery, SenderRow } from '../../delivery/registry.js';
 import { sendWithRetries } from '../../delivery/retries.js';
 import {
@@ -286,6 +286,7 @@ const outcomesOf = (addresses: string[], errors: Map<number, string>) =>
  */
 async function settle(db: Db, ref: ChunkRef, senderUserId: string | null, prepared: Prepared[], results: DeliveryResult[]) {
   let next = 0;
+  const logs = new Map<string, SettledLogColumns>();
   const batches = prepared.map(({ batch, failures, costs, log }) => {
     // One pass over the batch's recipients: successes, what they cost, and the network of the first
     // success (else of the first recipient: `herald` for one that was never sent).
@@ -317,11 +318,14 @@ async function settle(db: Db, ref: ChunkRef, senderUserId: string | null, prepar
       cost += costs[i]!;
     }
     const network = sentNetwork ?? firstNetwork;
+    // The log as it is stored, for the message events this process posts itself (`wake`).
+    const stored = errors === null ? batch.addresses : settledRecipients(outcomesOf(batch.addresses, errors));
+    logs.set(batch.logId, { settled_recipients: stored, settled_provider_ids: providerIds });
     return {
       batch_no: batch.batch_no,
       log_id: batch.logId,
       // All succeeded: the statement writes the batch's addresses as they are (their stored form).
-      recipients: errors === null ? null : settledRecipientsJson(outcomesOf(batch.addresses, errors)),
+      recipients: errors === null ? null : JSON.stringify(stored),
       sent,
       failed: size - sent,
       cost: round2(cost),
@@ -333,7 +337,14 @@ async function settle(db: Db, ref: ChunkRef, senderUserId: string | null, prepar
     };
   });
   const batchNos = batches.map((b) => b.batch_no);
-  const input = { ...keyOf(ref), first: Math.min(...batchNos), last: Math.max(...batchNos), senderUserId, batches: jsonRows(batches, 'recipients') };
+  const input = {
+    ...keyOf(ref),
+    first: Math.min(...batchNos),
+    last: Math.max(...batchNos),
+    senderUserId,
+    batches: jsonRows(batches, 'recipients'),
+    handOverSeconds: handOverLease(db),
+  };
   // Every recipient sent spends exactly what its batch held: nothing to release, so the settle is
   // one statement on its own. Otherwise what was not spent is released in the same transaction.
   const unspent = prepared.reduce((sum, p, i) => sum + p.batch.reserved - batches[i]!.cost, 0);
@@ -346,7 +357,7 @@ async function settle(db: Db, ref: ChunkRef, senderUserId: string | null, prepar
           return row!;
         });
   countSettled(ref.channel, 'campaign', settled.sent, settled.failed);
-  await wake(db, ref.orgId, settled.webhook_endpoints);
+  await wake(db, ref.orgId, settled.webhook_endpoints, { handed: settled.handed, logs });
 }
 
 /** The chunks of a campaign that still have batches to send, sized by the campaign's batches per channel. */

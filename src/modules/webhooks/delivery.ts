@@ -7,7 +7,7 @@ import { Webhook } from 'standardwebhooks';
 import { Agent } from 'undici';
 import type { Deps } from '../../context.js';
 import { jsonRows, run } from '../../db/statements.js';
-import { deliverInProcess, eventData, wake } from '../../delivery/outbox.js';
+import { deliverInProcess, eventData, wake, type HandedJson, type SettledLogColumns } from '../../delivery/outbox.js';
 import { decryptJson } from '../../lib/crypto.js';
 import { isPrivateAddress } from '../../lib/hosts.js';
 import { webhookDeliveriesTotal } from '../../lib/metrics.js';
@@ -41,6 +41,11 @@ const BATCHES_IN_FLIGHT = 3;
 const RUN_MS = 20_000;
 /** How long after a run that failed (a statement that threw) the endpoint's next run is queued. */
 const AFTER_FAILED_RUN_MS = 2_000;
+/**
+ * At most this many deliveries handed over (`outbox.HANDED`) wait in a process's runs: past it, a
+ * statement writes its deliveries for a claim, as an API process does.
+ */
+const HANDED_WAITING_MAX = BATCH * BATCHES_IN_FLIGHT * 4;
 const ANSWER_BYTES = 1024;
 const FAILING_DAYS = 5;
 /** The longest `Retry-After` honoured. */
@@ -218,18 +223,25 @@ export function webhookTasks(deps: WebhookDeps): { tasks: TaskList; drain: () =>
     return disable;
   }
 
-  /** A run of one endpoint in this process: `again` asks it to claim once more before it ends; `stopped` says why it stopped taking more. */
+  /**
+   * A run of one endpoint in this process: `again` asks it to claim once more before it ends;
+   * `stopped` says why it stopped taking more; `handed`, what statements of this process handed it,
+   * leased to it, to post before it claims (with the endpoint as each statement read it).
+   */
   interface Run {
     orgId: string;
     endpointId: string;
     again: boolean;
     stopped: string | null;
+    handed: { endpoint: EndpointRow; deliveries: ClaimedDelivery[]; at: number }[];
     done: Promise<void>;
   }
   const runs = new Map<string, Run>();
   /** Every run of this process until it ends, in the map or past it (posting what it took). */
   const active = new Set<Run>();
   let closing = false;
+  /** Deliveries handed over and not yet taken by their run. */
+  let handedWaiting = 0;
   const leaseSeconds = Math.ceil((deps.config.webhookTimeoutMs * Math.ceil(BATCH / PER_BATCH)) / 1000) + 30;
 
   /** Posts one claimed batch `PER_BATCH` at a time and records it; what is left once the run stops is given back unsent. */
@@ -287,16 +299,37 @@ export function webhookTasks(deps: WebhookDeps): { tasks: TaskList; drain: () =>
       while (Date.now() < until && !r.stopped && !failure) {
         if (inFlight.size >= BATCHES_IN_FLIGHT) await Promise.race(inFlight);
         if (r.stopped || failure) break;
-        r.again = false;
-        const rows: ClaimRow[] = await run(deps.db, claimDeliveries, { orgId, endpointId, limit: BATCH, leaseSeconds });
-        // Deleted meanwhile (its deliveries went with it), or disabled.
-        if (!rows[0]?.enabled) break;
-        const claimed = rows.filter((row) => row.event_id !== null) as unknown as ClaimedDelivery[];
-        if (!claimed.length) {
-          if (r.again) continue;
-          break;
+        let endpoint: EndpointRow;
+        let claimed: ClaimedDelivery[];
+        const handed = r.handed.shift();
+        if (handed) {
+          handedWaiting -= handed.deliveries.length;
+          // Waited past half its lease (a slow receiver ahead of it): given back rather than posted
+          // as the lease ends, when another process may claim it too.
+          if (Date.now() - handed.at > (leaseSeconds * 1000) / 2) {
+            try {
+              await run(deps.db, releaseDeliveries, { orgId, endpointId, eventIds: handed.deliveries.map((d) => d.event_id) });
+            } catch (err) {
+              failure ??= err;
+              break;
+            }
+            r.again = true;
+            continue;
+          }
+          ({ endpoint, deliveries: claimed } = handed);
+        } else {
+          r.again = false;
+          const rows: ClaimRow[] = await run(deps.db, claimDeliveries, { orgId, endpointId, limit: BATCH, leaseSeconds });
+          // Deleted meanwhile (its deliveries went with it), or disabled.
+          if (!rows[0]?.enabled) break;
+          endpoint = rows[0];
+          claimed = rows.filter((row) => row.event_id !== null) as unknown as ClaimedDelivery[];
+          if (!claimed.length) {
+            if (r.again || r.handed.length) continue;
+            break;
+          }
         }
-        const batch: Promise<void> = deliverBatch(r, rows[0], claimed).then(
+        const batch: Promise<void> = deliverBatch(r, endpoint, claimed).then(
           () => void inFlight.delete(batch),
           (err: unknown) => {
             inFlight.delete(batch);
@@ -308,7 +341,16 @@ export function webhookTasks(deps: WebhookDeps): { tasks: TaskList; drain: () =>
     } finally {
       // From here on a wake starts another run: this one takes nothing more.
       runs.delete(`${orgId}:${endpointId}`);
+      // What was handed over and not taken is given back, due as any other (its next run is queued below).
+      const left = r.handed.splice(0).flatMap((h) => h.deliveries.map((d) => d.event_id));
+      handedWaiting -= left.length;
       await Promise.all(inFlight);
+      if (left.length) {
+        await run(deps.db, releaseDeliveries, { orgId, endpointId, eventIds: left }).catch((err: unknown) => {
+          deps.log.warn({ err, orgId, endpointId }, 'webhooks: could not give back handed deliveries; their lease ends');
+          failure ??= err;
+        });
+      }
     }
     if (failure) {
       // What the run took and could not finish was given back (`deliverBatch`): the endpoint's next
@@ -328,29 +370,71 @@ export function webhookTasks(deps: WebhookDeps): { tasks: TaskList; drain: () =>
     else await run(deps.db, scheduleRetry, { orgId, endpointId, runAt: next });
   }
 
-  /** The endpoint's run in this process: the one going, told to claim again, or a new one. */
-  function deliverNow(orgId: string, endpointId: string): Promise<void> {
+  /** The endpoint's run in this process: the one going, told to claim again, or a new one; `handed` joins its deliveries to post. */
+  function deliverNow(orgId: string, endpointId: string, handed?: Run['handed'][number]): Promise<void> {
     // A stopping process starts nothing: what is due is another process's (its queued run, the sweep).
     if (closing) return Promise.resolve();
     const key = `${orgId}:${endpointId}`;
     const going = runs.get(key);
+    if (handed) handedWaiting += handed.deliveries.length;
     if (going) {
+      if (handed) going.handed.push(handed);
       going.again = true;
       return going.done;
     }
-    const r: Run = { orgId, endpointId, again: false, stopped: null, done: Promise.resolve() };
+    const r: Run = { orgId, endpointId, again: false, stopped: null, handed: handed ? [handed] : [], done: Promise.resolve() };
     runs.set(key, r);
     active.add(r);
     r.done = drain(r).finally(() => active.delete(r));
     return r.done;
   }
 
+  /** Each endpoint's share of what a statement handed over, to its run, with the settled logs its message events carry. */
+  function handOver(orgId: string, handed: HandedJson, logs: ReadonlyMap<string, SettledLogColumns>): boolean {
+    // A message event's recipients come from its log, as the writer settled it: none missing.
+    if (closing || handed.deliveries.some((d) => d.settled_log_id !== null && !logs.has(d.settled_log_id))) return false;
+    const at = Date.now();
+    for (const e of handed.endpoints) {
+      const endpoint: EndpointRow = {
+        id: e.id,
+        url: e.url,
+        enabled: true,
+        secret: Buffer.from(e.secret, 'base64'),
+        previous_secret: e.previous_secret === null ? null : Buffer.from(e.previous_secret, 'base64'),
+        previous_secret_expires_at: e.previous_secret_expires_at === null ? null : new Date(e.previous_secret_expires_at),
+        failing_since: e.failing_since === null ? null : new Date(e.failing_since),
+      };
+      const deliveries: ClaimedDelivery[] = handed.deliveries
+        .filter((d) => d.endpoint_id === e.id)
+        .map((d) => {
+          const log = d.settled_log_id === null ? undefined : logs.get(d.settled_log_id);
+          return {
+            event_id: d.event_id,
+            attempts: 0,
+            type: d.type,
+            occurred_at: new Date(d.occurred_at),
+            data: d.data,
+            settled_recipients: log?.settled_recipients ?? null,
+            settled_provider_ids: log?.settled_provider_ids ?? null,
+          };
+        });
+      deliverNow(orgId, e.id, { endpoint, deliveries, at }).catch((err: unknown) =>
+        deps.log.warn({ err, orgId, endpointId: e.id }, 'webhooks: delivery run failed; its next run is queued'),
+      );
+    }
+    return true;
+  }
+
   if (deps.config.workers) {
-    deliverInProcess(deps.db, (orgId, endpointIds) => {
-      for (const endpointId of endpointIds) {
-        // Not awaited: whatever fails is left to the queued run, which the wake adds all the same.
-        deliverNow(orgId, endpointId).catch((err: unknown) => deps.log.warn({ err, orgId, endpointId }, 'webhooks: delivery run failed; the queued run takes over'));
-      }
+    deliverInProcess(deps.db, {
+      deliverNow(orgId, endpointIds) {
+        for (const endpointId of endpointIds) {
+          // Not awaited: whatever fails is left to the queued run, which the wake adds all the same.
+          deliverNow(orgId, endpointId).catch((err: unknown) => deps.log.warn({ err, orgId, endpointId }, 'webhooks: delivery run failed; the queued run takes over'));
+        }
+      },
+      handOver,
+      handOverLease: () => (closing || handedWaiting >= HANDED_WAITING_MAX ? 0 : leaseSeconds),
     });
   }
 
