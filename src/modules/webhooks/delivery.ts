@@ -23,7 +23,10 @@ import { claimDeliveries, nextDue, overdueEndpoints, recordAttempts, releaseDeli
  * requests at once: an endpoint's slow receiver holds its own run, never another's), and records
  * a batch's attempts in one statement off the path of the next claim. It works for `RUN_MS` at
  * most, then queues the next, for any process to take. A queued run's job only starts the run in
- * its process: no slot of the lane is held while a receiver answers.
+ * its process: no slot of the lane is held while a receiver answers. What a statement of this
+ * process handed over (`outbox.HANDED`: a campaign chunk's settle writes its deliveries leased to
+ * the process) a run posts before it claims, without a claim and with no job queued; should the
+ * process die with it, its lease ends and the sweep wakes its endpoint.
  *
  * Each attempt is kept with its status, duration and the first 1 KiB of the answer. A 2xx answer
  * is a success; anything else (a redirect, which is never followed; a timeout; a refused
