@@ -24,11 +24,12 @@ export function workerLanes(deps: Deps): { lanes: WorkerLane[]; onStart: () => P
   const sweep = sweeper(deps, [sweepCampaigns, sweepSends, sweepWebhooks, sweepImports]);
   const concurrency = deps.config.workerConcurrency;
   const webhooks = webhookTasks(deps);
+  const imports = importTasks(deps);
   return {
     lanes: [
       { name: 'sending', tasks: timedTasks({ ...campaignTasks(deps), ...sweep.tasks }), concurrency },
       { name: 'webhooks', tasks: timedTasks(webhooks.tasks), concurrency, drain: webhooks.drain },
-      { name: 'imports', tasks: timedTasks(importTasks(deps)), concurrency },
+      { name: 'imports', tasks: timedTasks(imports.tasks), concurrency, drain: imports.drain },
       { name: 'receipts', tasks: timedTasks(sandboxTasks(deps)), concurrency: 1 },
     ],
     onStart: sweep.schedule,
