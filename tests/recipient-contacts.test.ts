@@ -39,9 +39,16 @@ test("each address gets its contact's fields; the oldest of two speaks for their
   expect(bySms.size).toBe(2);
 
   // Only the fields asked for (the id too), found by the address as sends store it (lower-cased).
-  const byEmail = await contactsFor(herald.db, org.orgId, 'email', ['ada@example.com'], ['name']);
+  const byEmail = await contactsFor(herald.db, org.orgId, 'email', ['ada@example.com'], { fields: ['name'], attributeKeys: null });
   expect(byEmail.get('ada@example.com')).toEqual({ name: 'Ada Lovelace' });
-  expect((await contactsFor(herald.db, org.orgId, 'email', ['ada@example.com'], ['id', 'tags'])).get('ada@example.com')).toEqual({ id: ada._id, tags: ['vip', 'early'] });
+  expect((await contactsFor(herald.db, org.orgId, 'email', ['ada@example.com'], { fields: ['id', 'tags'], attributeKeys: null })).get('ada@example.com')).toEqual({
+    id: ada._id,
+    tags: ['vip', 'early'],
+  });
+  // Attributes read key by key: each contact's own values of those keys, with their JSON types; none it lacks.
+  const byKey = await contactsFor(herald.db, org.orgId, 'sms', ['+254711000001', '+254711000002'], { fields: ['name', 'attributes'], attributeKeys: ['seats', 'plan', 'missing', 'trial'] });
+  expect(byKey.get('+254711000001')).toEqual({ name: 'Ada Lovelace', attributes: { plan: 'gold', seats: 3, trial: false } });
+  expect(byKey.get('+254711000002')).toEqual({ name: 'First Holder', attributes: {} });
   // No address has a contact: an empty map, not an error.
   expect((await contactsFor(herald.db, other.orgId, 'email', ['nobody@example.com'])).size).toBe(0);
 });
@@ -50,9 +57,13 @@ test('the lookup stays with its organization', async () => {
   const client = new pg.Client({ connectionString: process.env.HERALD_TEST_DATABASE_URL });
   await client.connect();
   try {
-    const statements = [contactsByAddress(false, ['name', 'attributes']), contactsByAddress(true, ['email', 'tags'])].map((st) => ({
+    const statements = [
+      contactsByAddress(false, { fields: ['name', 'attributes'], attributeKeys: null }),
+      contactsByAddress(true, { fields: ['email', 'tags'], attributeKeys: null }),
+      contactsByAddress(false, { fields: ['attributes'], attributeKeys: ['plan', 'seats'] }),
+    ].map((st) => ({
       sql: st.text,
-      bindings: st.order.map((k) => ({ orgId: org.orgId, addresses: '{+254711000001,ada@example.com}' })[k]),
+      bindings: st.order.map((k) => ({ orgId: org.orgId, addresses: '{+254711000001,ada@example.com}', keys: '{plan,seats}' })[k]),
     }));
     await expectEachWithOrganization(client, statements, org.orgId);
   } finally {
@@ -62,11 +73,42 @@ test('the lookup stays with its organization', async () => {
 
 test('a message reads the fields its text reads, and the id only when it carries an unsubscribe link', () => {
   const scope = { orgId: org.orgId, organizationName: 'Org', bulk: true };
-  const fields = (channel: 'sms' | 'email', body: string, bulk = true) => new Personaliser(herald.deps.config, channel, { body }, { ...scope, bulk }).contactFields;
+  const read = (channel: 'sms' | 'email', body: string, bulk = true) => new Personaliser(herald.deps.config, channel, { body }, { ...scope, bulk }).contactRead;
+  const fields = (channel: 'sms' | 'email', body: string, bulk = true) => read(channel, body, bulk).fields;
   expect(fields('sms', 'Hi {{ contact.firstName }}, {{ contact.attributes.plan }}')).toEqual(['name', 'attributes']);
   expect(fields('sms', 'Hi {{ contact.name }}. Stop: {{ unsubscribe_url }}')).toEqual(['name', 'id']);
   // A bulk email carries its List-Unsubscribe link whatever its text.
   expect(fields('email', 'Hi {{ contact.organization }}')).toEqual(['company', 'id']);
   expect(fields('email', 'Hi {{ contact.organization }}', false)).toEqual(['company']);
   expect(fields('sms', 'Hi {{ contact }}')).toContain('id');
+  // A field a variable names could be any of them.
+  expect(fields('sms', '{% assign name = "email" %}{{ contact[name] }}')).toEqual(['id', 'name', 'email', 'phone', 'company', 'tags', 'attributes']);
+});
+
+test('attributes are read key by key when every read names its key; otherwise whole', () => {
+  const keys = (body: string) => new Personaliser(herald.deps.config, 'sms', { body }, { orgId: org.orgId, organizationName: 'Org', bulk: true }).contactRead.attributeKeys;
+  expect(keys('{{ contact.attributes.plan }} {{ contact.attributes["seat count"] | plus: 1 }} {% if contact.attributes.plan %}!{% endif %}')).toEqual(['plan', 'seat count']);
+  expect(keys('{{ contact.firstName }}')).toBeNull();
+  // A key a variable holds, the attributes walked or handed on, their size, or the whole contact.
+  expect(keys('{% assign k = "plan" %}{{ contact.attributes[k] }}')).toBeNull();
+  expect(keys('{% for a in contact.attributes %}{{ a[0] }}{% endfor %}')).toBeNull();
+  expect(keys('{% assign a = contact.attributes %}{{ a.plan }}')).toBeNull();
+  expect(keys('{{ contact.attributes.size }}')).toBeNull();
+  expect(keys('{{ contact.attributes.plan }} {{ contact }}')).toBeNull();
+  expect(keys(Array.from({ length: 9 }, (_, i) => `{{ contact.attributes.k${i} }}`).join(''))).toBeNull();
+});
+
+test('a text rendered from attributes read key by key is the text rendered from the whole contact', async () => {
+  await contact(org, { name: 'Keyed Reader', phone: '+254711000009', attributes: { plan: 'gold', seats: 12, trial: true, other: 'x' } });
+  for (const body of [
+    'Hi {{ contact.firstName }}: {{ contact.attributes.plan }} x{{ contact.attributes.seats }} {{ contact.attributes.trial }} [{{ contact.attributes.none }}]',
+    '{{ contact.attributes.plan | upcase }} {% if contact.attributes.trial %}trial{% endif %} {{ contact.attributes.seats | plus: 1 }}',
+  ]) {
+    const personaliser = new Personaliser(herald.deps.config, 'sms', { body }, { orgId: org.orgId, organizationName: 'Org', bulk: true });
+    expect(personaliser.contactRead.attributeKeys).not.toBeNull();
+    const keyed = (await contactsFor(herald.db, org.orgId, 'sms', ['+254711000009'], personaliser.contactRead)).get('+254711000009')!;
+    const whole = (await contactsFor(herald.db, org.orgId, 'sms', ['+254711000009'])).get('+254711000009')!;
+    expect(keyed.attributes).not.toHaveProperty('other');
+    expect(personaliser.forRecipient('+254711000009', keyed).body).toBe(personaliser.forRecipient('+254711000009', whole).body);
+  }
 });

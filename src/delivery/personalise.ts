@@ -7,7 +7,7 @@ import { unsubscribeUrl, type UnsubscribeRef } from './unsubscribe-tokens.js';
 import { isMarkup } from './html.js';
 import { trackHtml } from './tracking.js';
 import { unitCost } from './cost.js';
-import { CONTACT_FIELDS, contactsByAddress, contactsOfColumns, type ContactField, type RecipientContactRow } from './sql/recipients.js';
+import { CONTACT_FIELDS, contactsByAddress, contactsOfColumns, MAX_ATTRIBUTE_KEYS, WHOLE_CONTACT, type ContactField, type ContactRead, type RecipientContactRow } from './sql/recipients.js';
 import type { Channel, TargetContent } from './types.js';
 
 /**
@@ -21,7 +21,7 @@ import type { Channel, TargetContent } from './types.js';
  * (platform.md, "Receipts and engagement"), so it is tracked once its log and position are known.
  */
 
-/** A contact as templates see it (`contact.*`): the fields its message reads (`Personaliser.contactFields`). */
+/** A contact as templates see it (`contact.*`): what its message reads of it (`Personaliser.contactRead`). */
 export type RecipientContact = Omit<RecipientContactRow, 'address'>;
 
 /** The column behind each `contact.<field>` a template may read. */
@@ -96,8 +96,8 @@ export class Personaliser {
   private readonly headers: boolean;
   /** An HTML email (markup as written: a plain-text one costs no per-recipient work) that tracks opens and clicks. */
   private readonly tracks: boolean;
-  /** The contact columns the texts read (`contactsFor` reads only those). */
-  readonly contactFields: readonly ContactField[];
+  /** What the texts read of the contacts (`contactsFor` reads only that). */
+  readonly contactRead: ContactRead;
   private sharedTexts: MessageTexts | null = null;
   /** `organization` and (in campaigns) `campaign`: the variables every recipient shares. */
   private readonly organization: { name: string };
@@ -121,10 +121,17 @@ export class Personaliser {
     this.headers = scope.bulk && channel === 'email';
     this.tracks = channel === 'email' && scope.tracking !== false && isMarkup(texts.body);
     const paths = [...pathsRead(this.body), ...(this.subject ? pathsRead(this.subject) : [])].filter((p) => p[0] === 'contact');
-    // `contact` read whole (or a field it does not have) reads every column; an unsubscribe link
-    // names the contact by its id.
-    const read = paths.some((p) => !p[1] || !(p[1] in FIELD_COLUMNS)) ? CONTACT_FIELDS : paths.map((p) => FIELD_COLUMNS[p[1]!]!);
-    this.contactFields = [...new Set<ContactField>([...read, ...(this.readsUnsubscribe || this.headers ? (['id'] as const) : [])])];
+    // `contact` read whole (or a field it does not have, or one a variable names) reads every
+    // column; an unsubscribe link names the contact by its id.
+    const whole = paths.some((p) => !p[1] || !(p[1] in FIELD_COLUMNS));
+    const read = whole ? CONTACT_FIELDS : paths.map((p) => FIELD_COLUMNS[p[1]!]!);
+    const fields = [...new Set<ContactField>([...read, ...(this.readsUnsubscribe || this.headers ? (['id'] as const) : [])])];
+    // Attributes are read key by key when every read of them names its key, except `size`, which
+    // liquidjs answers with the number of keys when no attribute is called so.
+    const ofAttributes = paths.filter((p) => p[1] === 'attributes');
+    const keys = [...new Set(ofAttributes.map((p) => p[2]))];
+    const byKey = !whole && ofAttributes.length > 0 && keys.length <= MAX_ATTRIBUTE_KEYS && keys.every((k) => k !== undefined && k !== 'size');
+    this.contactRead = { fields, attributeKeys: byKey ? (keys as string[]) : null };
   }
 
   /** Whether each recipient is sent its own content (text, headers, or tracked links): rendering it needs the contact behind each address (`contactsFor`). */
@@ -188,7 +195,7 @@ export class Personaliser {
 
   /** A link that unsubscribes the contact (or, for an address no contact has, the address) from this channel. */
   private unsubscribeLink(address: string, contact: RecipientContact | null): string {
-    // A contact read without its id (`contactFields` asks for it whenever a link is made) has none to name.
+    // A contact read without its id (`contactRead` asks for it whenever a link is made) has none to name.
     const ref: UnsubscribeRef = contact?.id ? { orgId: this.scope.orgId, channel: this.channel, contactId: contact.id } : { orgId: this.scope.orgId, channel: this.channel, address };
     return unsubscribeUrl(this.config.publicUrl, this.config.jwtSecret, ref);
   }
@@ -204,15 +211,15 @@ export class Personaliser {
   }
 }
 
-/** The contacts behind `addresses` (sent to on `channel`), by address, in one query, with the `fields` asked for (all by default). */
+/** The contacts behind `addresses` (sent to on `channel`), by address, in one query, with what `read` asks for (all of them by default). */
 export async function contactsFor(
   db: Db,
   orgId: string,
   channel: Channel,
   addresses: string[],
-  fields: readonly ContactField[] = CONTACT_FIELDS,
+  read: ContactRead = WHOLE_CONTACT,
 ): Promise<Map<string, RecipientContact>> {
   if (!addresses.length) return new Map();
-  const [row] = await run(db, contactsByAddress(channel === 'email', fields), { orgId, addresses: textArrayLiteral(addresses) });
-  return contactsOfColumns(row);
+  const [row] = await run(db, contactsByAddress(channel === 'email', read), { orgId, addresses: textArrayLiteral(addresses), keys: read.attributeKeys ?? [] });
+  return contactsOfColumns(row, read);
 }

@@ -106,10 +106,17 @@ export function variablesRead(template: CompiledTemplate): Set<string> {
   return new Set(template.parsed ? engine.globalVariablesSync(template.parsed) : []);
 }
 
-/** The variable paths a compiled template reads (`['contact', 'attributes', 'plan']`, ...). */
+/**
+ * The variable paths a compiled template reads (`['contact', 'attributes', 'plan']`, ...), each cut
+ * where a segment is not written out: `contact.attributes[key]` reads `['contact', 'attributes']`
+ * (whichever key the variable holds), and `key` is a path of its own.
+ */
 export function pathsRead(template: CompiledTemplate): string[][] {
   if (!template.parsed) return [];
-  return engine.globalVariableSegmentsSync(template.parsed).map((segments) => segments.map(String));
+  return engine.globalVariableSegmentsSync(template.parsed).map((segments) => {
+    const dynamic = segments.findIndex((s) => typeof s !== 'string' && typeof s !== 'number');
+    return (dynamic === -1 ? segments : segments.slice(0, dynamic)).map(String);
+  });
 }
 
 /** Where and why a template does not parse. */

@@ -11,6 +11,23 @@ import { statement, type Statement } from '../../db/statements.js';
 export const CONTACT_FIELDS = ['id', 'name', 'email', 'phone', 'company', 'tags', 'attributes'] as const;
 export type ContactField = (typeof CONTACT_FIELDS)[number];
 
+/**
+ * What a message reads of its recipients' contacts: the fields, and of `attributes` (when read)
+ * only the keys it names, or all of them (`attributeKeys` null). A contact's attributes are as many
+ * as its organization keeps (an import maps every column it is not told to drop): a text that
+ * names one of twenty reads that one, not the twenty of each of a chunk's 6,300 contacts.
+ */
+export interface ContactRead {
+  fields: readonly ContactField[];
+  attributeKeys: readonly string[] | null;
+}
+
+/** Every field, every attribute. */
+export const WHOLE_CONTACT: ContactRead = { fields: CONTACT_FIELDS, attributeKeys: null };
+
+/** A message naming more attribute keys than this reads `attributes` whole (the statements are made per count of keys). */
+export const MAX_ATTRIBUTE_KEYS = 8;
+
 export interface RecipientContactRow {
   address: string;
   id?: string;
@@ -27,9 +44,10 @@ export interface RecipientContactRow {
  * over the same rows): node-postgres builds an object and parses each value of every row it is
  * sent, which for a chunk's 6,300 contacts cost more of Herald's CPU than everything else a
  * personalised batch does; one JSON text per column is parsed natively. Null when no address has
- * a contact.
+ * a contact. Attributes read key by key come as one column per key (`attribute_0`, ...: each
+ * contact's value of it, null when it has none).
  */
-export type RecipientContactColumns = { address: string | null } & Partial<Record<ContactField, string | null>>;
+export type RecipientContactColumns = { address: string | null } & Partial<Record<ContactField, string | null>> & Record<`attribute_${number}`, string | null>;
 
 /**
  * `addresses`: a text[] literal (`textArrayLiteral`): a chunk's 6,300 addresses, which node-postgres
@@ -37,17 +55,22 @@ export type RecipientContactColumns = { address: string | null } & Partial<Recor
  * does not look into: given the array itself, each of a connection's first plans (custom plans, made
  * with the values) estimated the match of each of the 6,300 addresses, 4-8 ms of planning a call,
  * for the plan the subquery gets at once (the address index, searched for the whole array).
+ * `keys`: the attribute keys read one by one, bound as a text[] (the statement is made per count,
+ * never per key: keys are the organization's own words).
  */
-const made = new Map<string, Statement<{ orgId: string; addresses: string }, RecipientContactColumns>>();
+const made = new Map<string, Statement<{ orgId: string; addresses: string; keys: readonly string[] }, RecipientContactColumns>>();
 
-export function contactsByAddress(byEmail: boolean, fields: readonly ContactField[]) {
-  const wanted = CONTACT_FIELDS.filter((f) => fields.includes(f));
-  const name = `herald_recipient_contacts_by_${byEmail ? 'email' : 'phone'}${wanted.length === CONTACT_FIELDS.length ? '' : `_${wanted.join('_') || 'address'}`}`;
+export function contactsByAddress(byEmail: boolean, read: ContactRead) {
+  const wanted = CONTACT_FIELDS.filter((f) => read.fields.includes(f));
+  const keys = wanted.includes('attributes') ? read.attributeKeys : null;
+  const whole = wanted.filter((f) => f !== 'attributes' || !keys);
+  const name = `herald_recipient_contacts_by_${byEmail ? 'email' : 'phone'}${whole.length === CONTACT_FIELDS.length ? '' : `_${whole.join('_') || 'address'}`}${keys ? `_keys${keys.length}` : ''}`;
   let st = made.get(name);
   if (!st) {
     const address = byEmail ? 'lower(c.email)' : 'c.phone';
-    const columns = wanted.map((f) => `, c.${f}`).join('');
-    const aggregates = ['address', ...wanted].map((column) => `json_agg(r.${column})::text AS ${column}`).join(', ');
+    const attributes = (keys ?? []).map((_, i) => `attribute_${i}`);
+    const columns = [...whole.map((f) => `, c.${f}`), ...attributes.map((a, i) => `, c.attributes -> (:keys::text[])[${i + 1}] AS ${a}`)].join('');
+    const aggregates = ['address', ...whole, ...attributes].map((column) => `json_agg(r.${column})::text AS ${column}`).join(', ');
     st = statement(
       name,
       `SELECT ${aggregates} FROM (
@@ -62,14 +85,21 @@ export function contactsByAddress(byEmail: boolean, fields: readonly ContactFiel
 }
 
 /** The contacts of a `contactsByAddress` row, by address: each column's array read at the same index. */
-export function contactsOfColumns(row: RecipientContactColumns | undefined): Map<string, Omit<RecipientContactRow, 'address'>> {
+export function contactsOfColumns(row: RecipientContactColumns | undefined, read: ContactRead): Map<string, Omit<RecipientContactRow, 'address'>> {
   const contacts = new Map<string, Omit<RecipientContactRow, 'address'>>();
   if (!row?.address) return contacts;
   const addresses = JSON.parse(row.address) as string[];
   const columns = CONTACT_FIELDS.filter((f) => row[f] != null).map((f) => [f, JSON.parse(row[f]!) as unknown[]] as const);
+  const keys = read.fields.includes('attributes') ? read.attributeKeys : null;
+  const attributes = (keys ?? []).map((key, i) => [key, JSON.parse(row[`attribute_${i}`] ?? '[]') as unknown[]] as const);
   for (let i = 0; i < addresses.length; i++) {
     const contact: Record<string, unknown> = {};
     for (const [field, values] of columns) contact[field] = values[i];
+    if (keys) {
+      const own: Record<string, unknown> = {};
+      for (const [key, values] of attributes) if (values[i] !== null && values[i] !== undefined) own[key] = values[i];
+      contact.attributes = own;
+    }
     contacts.set(addresses[i]!, contact as Omit<RecipientContactRow, 'address'>);
   }
   return contacts;

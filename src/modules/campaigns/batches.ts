@@ -174,7 +174,7 @@ const unsent = (batch: Claimed, log: LogText, error: string): Prepared => ({
 
 /** Renders each recipient's own message, with the contacts behind the chunk's addresses read in one query. */
 async function personalise(deps: BatchDeps, ref: ChunkRef, personaliser: Personaliser, claimed: Claimed[]): Promise<Prepared[]> {
-  const contacts = await contactsFor(deps.db, ref.orgId, ref.channel, claimed.flatMap((b) => b.addresses), personaliser.contactFields);
+  const contacts = await contactsFor(deps.db, ref.orgId, ref.channel, claimed.flatMap((b) => b.addresses), personaliser.contactRead);
   return claimed.map((batch) => {
     const prepared: Prepared = { batch, targets: [], failures: [], costs: [], log: { preview: '', length: 0, unit: 0 } };
     let first: string | null = null;

@@ -208,7 +208,7 @@ export const test = operation({
     if (invalid.length) throw validationFailed(invalid);
     for (const [channel, addresses] of byChannel) {
       const personaliser = personaliserFor(ctx.config, campaign, channel, organizationName);
-      const contacts = await contactsFor(ctx.db, ctx.caller.orgId, channel, addresses, personaliser.contactFields);
+      const contacts = await contactsFor(ctx.db, ctx.caller.orgId, channel, addresses, personaliser.contactRead);
       const recipients: RecipientInput[] = addresses.map((recipient) => {
         try {
           const content = personaliser.forRecipient(recipient, contacts.get(recipient) ?? null);

@@ -90,7 +90,7 @@ export async function prepare(ctx: AuthedContext, channel: Channel, texts: Messa
   for (let i = 0; i < recipients.length; i += CONTACTS_CHUNK) {
     const chunk = recipients.slice(i, i + CONTACTS_CHUNK);
     const valid = chunk.filter((r) => !r.invalid).map((r) => r.recipient);
-    const contacts = bulk ? await contactsFor(ctx.db, orgId, channel, valid, personaliser.contactFields) : new Map<string, RecipientContact>();
+    const contacts = bulk ? await contactsFor(ctx.db, orgId, channel, valid, personaliser.contactRead) : new Map<string, RecipientContact>();
     for (const r of chunk) prepared.push(r.invalid ? r : ownMessage(personaliser, r.recipient, contacts.get(r.recipient) ?? null));
   }
   // The shared texts are never sent (every recipient has its own); they stand for the send where a
