@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { wake } from '../src/delivery/outbox.js';
 import type { Herald } from '../src/server.js';
 import { startWebhookReceiver, verifies, type ReceivedWebhook, type WebhookReceiver } from './fakes/webhook-receiver.js';
 import { expectError, expectValidation } from './helpers/expect.js';
@@ -29,6 +30,14 @@ const receivers: WebhookReceiver[] = [];
 beforeAll(async () => {
   db = await isolatedDatabase(`webhooks_${process.pid}`);
   ({ herald, api, orgs: [org, other] } = await heraldWithOrgs(2, { env: { DATABASE_URL: db.url, ...ENV } }));
+  // The key of every endpoint run queued (a wake's add_job inserts a job, or replaces a waiting one),
+  // for a test that shows a campaign's settles queue none. Made once, before any delivery.
+  await herald.db.raw(`
+    CREATE TABLE test_queued_runs (key text);
+    CREATE FUNCTION test_queued_run() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN INSERT INTO test_queued_runs VALUES (NEW.key); RETURN NEW; END $$;
+    CREATE TRIGGER test_queued_run AFTER INSERT OR UPDATE ON graphile_worker._private_jobs
+      FOR EACH ROW WHEN (NEW.key LIKE 'webhooks-deliver:%') EXECUTE FUNCTION test_queued_run();`);
 }, 60_000);
 
 // Receivers live until the end: a stopped receiver's port could go to a later test's receiver while
@@ -290,7 +299,7 @@ describe('deliveries', () => {
     expect(sent.body.data.recipients.map((r: any) => r.recipient).sort()).toEqual(addresses);
   });
 
-  test("a campaign's events, posted by the process that settled them without a claim, are the bytes a claim of them posts", async () => {
+  test("a campaign's events are posted by the process that settled them, with no claim and no queued run, as the same bytes a claim of them posts", async () => {
     const { org: o, receiver, endpoint } = await hooked();
     // Two logs (100 and 51 recipients) with one recipient failing: two message.sent, a message.failed
     // and campaign.completed, handed by the settles to this process's runs.
@@ -316,6 +325,10 @@ describe('deliveries', () => {
     for (const r of first) {
       expect(deliveryTo(await waitForSettled(o, r.id!, endpoint._id), endpoint._id)).toMatchObject({ status: 'succeeded', attempts: 1 });
     }
+    // Handed over: no run of the endpoint was queued (a settle that did not hand its deliveries
+    // over wakes the endpoint through the queue), and the run ended with nothing left due.
+    const queued = await herald.db.raw('SELECT count(*)::int AS n FROM test_queued_runs WHERE key = ?', [`webhooks-deliver:${endpoint._id}`]);
+    expect(queued.rows[0].n).toBe(0);
 
     // Re-sent by hand, each is claimed and built from what the database holds: the same bytes.
     for (const r of first) expect((await api.post(`/webhook-events/${r.id}/resend`, { endpointId: endpoint._id }, admin(o))).status).toBe(202);
@@ -325,6 +338,33 @@ describe('deliveries', () => {
       expect(r.verified).toBe(true);
       expect(r.rawBody).toBe(first.find((f) => f.id === r.id)!.rawBody);
     }
+  });
+
+  test('deliveries handed over that the process does not take (a settled log it does not hold) are given back and queued, not left to their lease', async () => {
+    const { org: o, receiver, endpoint } = await hooked();
+    // A settle's writes, leased to this process for ten minutes, as HANDED answers them; the
+    // message event's settled log is not among those the process was given.
+    const occurredAt = new Date();
+    const data = { campaignId: randomUUID(), name: 'Handed back', analytics: { sent: 1 } };
+    const [event] = (
+      await herald.db.raw(
+        `WITH e AS (INSERT INTO webhook_events (organization_id, type, occurred_at, data) VALUES (?, 'campaign.completed', ?, ?::jsonb) RETURNING id)
+         INSERT INTO webhook_deliveries (organization_id, event_id, endpoint_id, leased_until) SELECT ?, e.id, ?, now() + interval '10 minutes' FROM e
+         RETURNING event_id`,
+        [o.orgId, occurredAt, JSON.stringify(data), o.orgId, endpoint._id],
+      )
+    ).rows;
+    const secret = (await herald.db.raw('SELECT encode(secret, ?) AS s FROM webhook_endpoints WHERE organization_id = ? AND id = ?', ['base64', o.orgId, endpoint._id])).rows[0].s;
+    await wake(herald.db, o.orgId, [endpoint._id], {
+      handed: {
+        endpoints: [{ id: endpoint._id, url: endpoint.url, secret, previous_secret: null, previous_secret_expires_at: null, failing_since: null }],
+        deliveries: [{ event_id: event.event_id, endpoint_id: endpoint._id, type: 'campaign.completed', occurred_at: occurredAt.toISOString(), data: JSON.stringify(data), settled_log_id: randomUUID() }],
+      },
+      logs: new Map(),
+    });
+    const [delivered] = await receiver.waitForRequests(1);
+    expect(delivered).toMatchObject({ id: event.event_id, verified: true, body: { type: 'campaign.completed', data } });
+    expect(deliveryTo(await waitForSettled(o, event.event_id, endpoint._id), endpoint._id)).toMatchObject({ status: 'succeeded', attempts: 1 });
   });
 
   test("deleting an endpoint deletes its deliveries' attempts; the event's other endpoints keep theirs", async () => {

@@ -129,9 +129,10 @@ export type DeliverNow = (orgId: string, endpointIds: readonly string[]) => void
 
 /**
  * A process's own delivery of what its statement handed over (`HANDED`, leased to it): posted by the
- * endpoints' runs without a claim. False when the process takes nothing (it is stopping).
+ * endpoints' runs without a claim, or, when the process takes none of it (it is stopping), given back
+ * and queued as any other wake's. Resolves once that is settled, not once they are posted.
  */
-export type HandOver = (orgId: string, handed: HandedJson, logs: ReadonlyMap<string, SettledLogColumns>) => boolean;
+export type HandOver = (orgId: string, handed: HandedJson, logs: ReadonlyMap<string, SettledLogColumns>) => Promise<void>;
 
 /** A process's own delivery runs (`modules/webhooks/delivery.ts`). */
 export interface InProcessDelivery {
@@ -158,13 +159,6 @@ export function handOverLease(db: Db): number {
   return inProcess.get(db)?.handOverLease() ?? 0;
 }
 
-/** Gives back deliveries written leased to a process that then took none of them: due as any other. */
-const releaseHanded = statement<{ orgId: string; eventIds: string[] }>(
-  'herald_webhooks_release_handed',
-  `UPDATE webhook_deliveries SET leased_until = NULL
-   WHERE organization_id = :orgId AND event_id = ANY(:eventIds::uuid[]) AND status = 'pending'`,
-);
-
 /**
  * Wakes the endpoints a committed change gave deliveries (`Woken`); none is a no-op. The run is
  * queued all the same: the queue is what delivers when this process has no run of its own, dies
@@ -181,10 +175,8 @@ export async function wake(
 ): Promise<void> {
   if (!endpointIds?.length) return;
   const own = inProcess.get(db);
-  if (handed?.handed) {
-    if (own?.handOver(orgId, handed.handed, handed.logs)) return;
-    await run(db, releaseHanded, { orgId, eventIds: handed.handed.deliveries.map((d) => d.event_id) });
-  }
+  // Only a process with runs of its own is handed deliveries (`handOverLease`).
+  if (handed?.handed && own) return own.handOver(orgId, handed.handed, handed.logs);
   own?.deliverNow(orgId, endpointIds);
   await run(db, wakeStatement, { orgId, endpointIds: [...endpointIds] });
 }

@@ -392,10 +392,20 @@ export function webhookTasks(deps: WebhookDeps): { tasks: TaskList; drain: () =>
     return r.done;
   }
 
-  /** Each endpoint's share of what a statement handed over, to its run, with the settled logs its message events carry. */
-  function handOver(orgId: string, handed: HandedJson, logs: ReadonlyMap<string, SettledLogColumns>): boolean {
+  /**
+   * Each endpoint's share of what a statement handed over, to its run, with the settled logs its
+   * message events carry; or, when this process takes none of it, given back and queued.
+   */
+  async function handOver(orgId: string, handed: HandedJson, logs: ReadonlyMap<string, SettledLogColumns>): Promise<void> {
     // A message event's recipients come from its log, as the writer settled it: none missing.
-    if (closing || handed.deliveries.some((d) => d.settled_log_id !== null && !logs.has(d.settled_log_id))) return false;
+    if (closing || handed.deliveries.some((d) => d.settled_log_id !== null && !logs.has(d.settled_log_id))) {
+      const endpointIds = handed.endpoints.map((e) => e.id);
+      for (const endpointId of endpointIds) {
+        const eventIds = handed.deliveries.filter((d) => d.endpoint_id === endpointId).map((d) => d.event_id);
+        await run(deps.db, releaseDeliveries, { orgId, endpointId, eventIds });
+      }
+      return wake(deps.db, orgId, endpointIds);
+    }
     const at = Date.now();
     for (const e of handed.endpoints) {
       const endpoint: EndpointRow = {
@@ -425,7 +435,6 @@ export function webhookTasks(deps: WebhookDeps): { tasks: TaskList; drain: () =>
         deps.log.warn({ err, orgId, endpointId: e.id }, 'webhooks: delivery run failed; its next run is queued'),
       );
     }
-    return true;
   }
 
   if (deps.config.workers) {
