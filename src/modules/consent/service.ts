@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { nowMs, type Db } from '../../db/database.js';
+import { lockFor } from '../../db/locks.js';
 import { tenant } from '../../db/tenant.js';
 import { CHANNELS, type Channel } from '../../delivery/types.js';
 import { emit, outboxWrites, wake, WEBHOOK_ENDPOINTS, WOKEN, type NewEvent, type Woken } from '../../delivery/outbox.js';
@@ -152,8 +152,6 @@ async function rejoinChannels(db: Conn, { orgId, match, channels }: { orgId: str
     .update({ unsubscribed: db.raw('contacts.unsubscribed - ?::text[]', [[...channels]]), updated_at: nowMs(db) });
 }
 
-/** A transaction-scoped advisory lock key for an address of an organization (64 bits of a hash). */
-const addressLock = (orgId: string, address: string) => createHash('sha256').update(`consent:${orgId}:${address}`).digest().readBigInt64BE(0).toString();
 
 /**
  * Sets the consent of these contacts, of every contact of the organization with this address, or of
@@ -195,7 +193,7 @@ export async function setSubscription(
   const endpoints = woken ?? new Set<string>();
   const changed = await db.transaction(async (trx) => {
     // The lock keeps two clicks at once from creating the address's contact twice.
-    if (address !== null) await trx.raw('SELECT pg_advisory_xact_lock(?::bigint)', [addressLock(orgId, address)]);
+    if (address !== null) await lockFor(trx, `consent:${orgId}:${address}`);
     const left = await leaveChannels(trx, { orgId, match, channels, source, at });
     left.endpoints.forEach((id) => endpoints.add(id));
     if (!left.changed && address !== null && !(await tenant(trx, orgId).scoped('contacts').modify(match).first('contacts.id'))) {

@@ -6,6 +6,7 @@ import type { Task, TaskList } from 'graphile-worker';
 import { Webhook } from 'standardwebhooks';
 import { Agent } from 'undici';
 import type { Deps } from '../../context.js';
+import { lockFor } from '../../db/locks.js';
 import { jsonRows, run } from '../../db/statements.js';
 import { deliverInProcess, eventData, wake, type HandedJson, type SettledLogColumns } from '../../delivery/outbox.js';
 import { decryptJson } from '../../lib/crypto.js';
@@ -360,7 +361,7 @@ export function webhookTasks(deps: WebhookDeps): { tasks: TaskList; drain: () =>
       // run is queued a moment later (a queued run, never one started here at once, so an error
       // that lasts cannot spin), rather than left to a lease or the sweep. Best effort: the sweep
       // still wakes what is overdue when the database is what failed.
-      await run(deps.db, scheduleRetry, { orgId, endpointId, runAt: new Date(Date.now() + AFTER_FAILED_RUN_MS) }).catch((err: unknown) =>
+      await queueRetry(orgId, endpointId, new Date(Date.now() + AFTER_FAILED_RUN_MS)).catch((err: unknown) =>
         deps.log.warn({ err, orgId, endpointId }, 'webhooks: could not queue the run after a failed one; the sweep takes over'),
       );
       throw failure;
@@ -370,7 +371,22 @@ export function webhookTasks(deps: WebhookDeps): { tasks: TaskList; drain: () =>
     const [{ next } = { next: null }] = await run(deps.db, nextDue, { orgId, endpointId });
     if (!next) return;
     if (next.getTime() <= Date.now()) await wake(deps.db, orgId, [endpointId]);
-    else await run(deps.db, scheduleRetry, { orgId, endpointId, runAt: next });
+    else await queueRetry(orgId, endpointId, next);
+  }
+
+  /**
+   * Queues the endpoint's run for `runAt` unless one is queued sooner (`scheduleRetry`), one at a
+   * time per endpoint: the statement's look at the run queued reads what was committed when it
+   * began, so of two at once (a run ending after a failure, asking for 2 s, and one started
+   * meanwhile that saw the failed run's deliveries still leased, asking for their lease's end), the
+   * later could replace the sooner, and a delivery waited out its lease. Under the lock, the second
+   * reads the first's.
+   */
+  async function queueRetry(orgId: string, endpointId: string, runAt: Date): Promise<void> {
+    await deps.db.transaction(async (trx) => {
+      await lockFor(trx, `webhooks-retry:${endpointId}`);
+      await run(trx, scheduleRetry, { orgId, endpointId, runAt });
+    });
   }
 
   /** The endpoint's run in this process: the one going, told to claim again, or a new one; `handed` joins its deliveries to post. */
