@@ -1,6 +1,6 @@
 import type { Herald } from '../src/server.js';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from './fakes/webhook-receiver.js';
-import { client, isolatedDatabase, signupOrg, startTestHerald, waitFor, type Client } from './helpers/herald.js';
+import { client, isolatedDatabase, signupOrg, startTestHerald, waitFor, type Client, type Org } from './helpers/herald.js';
 import { workerProcesses } from './helpers/workers.js';
 
 /**
@@ -35,12 +35,18 @@ afterAll(async () => {
 
 const deliveredIds = () => new Set(receiver.requests.map((r) => r.id));
 
-test('a worker killed mid-delivery: its successor delivers every event, duplicates identical', async () => {
+/** A new organization with credits to send, and an endpoint of it on `to` (at `path`), whose secret `to` verifies with. */
+async function subscribedOrg(to: WebhookReceiver, path: string, eventTypes?: string[]): Promise<Org> {
   const org = await signupOrg(api);
   await herald.db('organization_credits').where({ organization_id: org.orgId }).update({ credits: 10_000 });
-  const created = await api.post('/webhooks', { url: `${receiver.url}/hook` }, { token: org.token });
+  const created = await api.post('/webhooks', { url: `${to.url}${path}`, ...(eventTypes && { eventTypes }) }, { token: org.token });
   expect(created.status).toBe(201);
-  receiver.secrets = [created.body.secret];
+  to.secrets = [created.body.secret];
+  return org;
+}
+
+test('a worker killed mid-delivery: its successor delivers every event, duplicates identical', async () => {
+  const org = await subscribedOrg(receiver, '/hook');
 
   // One log, so one message.sent event, per send (emails: the sandbox adds no receipts for them, so
   // no other events); no worker runs yet, so all of them wait.
@@ -92,13 +98,10 @@ test('a worker killed mid-delivery: its successor delivers every event, duplicat
 }, 180_000);
 
 test("a worker killed while posting what its campaign's settles handed it: the leases end and its successor delivers every event", async () => {
-  const org = await signupOrg(api);
-  await herald.db('organization_credits').where({ organization_id: org.orgId }).update({ credits: 10_000 });
   const slow = await startWebhookReceiver();
   try {
     slow.setDefault({ kind: 'delay', ms: 300 });
-    const created = await api.post('/webhooks', { url: `${slow.url}/handed`, eventTypes: ['message.sent'] }, { token: org.token });
-    slow.secrets = [created.body.secret];
+    const org = await subscribedOrg(slow, '/handed', ['message.sent']);
     // 2,000 recipients: 20 logs, so 20 message.sent, written by the worker's settles and handed to
     // its own runs (leased to it), never claimed.
     const addresses = Array.from({ length: 2000 }, (_, i) => `handed${i}@example.com`);
@@ -136,14 +139,11 @@ test("a worker killed while posting what its campaign's settles handed it: the l
 }, 240_000);
 
 test('a worker stopped with SIGTERM mid-delivery: what it posted is answered and kept, what it took and had not posted goes to its successor, nothing twice', async () => {
-  const org = await signupOrg(api);
-  await herald.db('organization_credits').where({ organization_id: org.orgId }).update({ credits: 10_000 });
   const slow = await startWebhookReceiver();
   try {
     // Well inside the attempts' 2 s timeout, so none of them times out and goes again.
     slow.setDefault({ kind: 'delay', ms: 800 });
-    const created = await api.post('/webhooks', { url: `${slow.url}/drained` }, { token: org.token });
-    slow.secrets = [created.body.secret];
+    const org = await subscribedOrg(slow, '/drained');
     for (let i = 0; i < EVENTS; i += 10) {
       const sends = Array.from({ length: 10 }, (_, j) =>
         api.post('/notifications/send', { type: 'email', to: `drained${i + j}@example.com`, subject: 'Hi', message: `Hello ${i + j}` }, { token: org.token }),

@@ -22,6 +22,9 @@ export interface ContactRead {
   attributeKeys: readonly string[] | null;
 }
 
+/** The attribute keys `read` takes one by one: none unless it reads `attributes`, and null when it reads them whole. */
+const attributeKeysOf = (read: ContactRead) => (read.fields.includes('attributes') ? read.attributeKeys : null);
+
 /** Every field, every attribute. */
 export const WHOLE_CONTACT: ContactRead = { fields: CONTACT_FIELDS, attributeKeys: null };
 
@@ -62,7 +65,7 @@ const made = new Map<string, Statement<{ orgId: string; addresses: string; keys:
 
 export function contactsByAddress(byEmail: boolean, read: ContactRead) {
   const wanted = CONTACT_FIELDS.filter((f) => read.fields.includes(f));
-  const keys = wanted.includes('attributes') ? read.attributeKeys : null;
+  const keys = attributeKeysOf(read);
   const whole = wanted.filter((f) => f !== 'attributes' || !keys);
   const name = `herald_recipient_contacts_by_${byEmail ? 'email' : 'phone'}${whole.length === CONTACT_FIELDS.length ? '' : `_${whole.join('_') || 'address'}`}${keys ? `_keys${keys.length}` : ''}`;
   let st = made.get(name);
@@ -90,7 +93,7 @@ export function contactsOfColumns(row: RecipientContactColumns | undefined, read
   if (!row?.address) return contacts;
   const addresses = JSON.parse(row.address) as string[];
   const columns = CONTACT_FIELDS.filter((f) => row[f] != null).map((f) => [f, JSON.parse(row[f]!) as unknown[]] as const);
-  const keys = read.fields.includes('attributes') ? read.attributeKeys : null;
+  const keys = attributeKeysOf(read);
   const attributes = (keys ?? []).map((key, i) => [key, JSON.parse(row[`attribute_${i}`] ?? '[]') as unknown[]] as const);
   for (let i = 0; i < addresses.length; i++) {
     const contact: Record<string, unknown> = {};
