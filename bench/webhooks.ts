@@ -113,7 +113,11 @@ try {
   }
 
   /** Launches a campaign to every contact; milliseconds until it completes and, with webhooks, until the receiver has every recipient. */
-  async function run(name: string, withWebhooks: boolean): Promise<{ ms: number; completed: number; verified: ReturnType<typeof verifyReceived>; cpu: string }> {
+  async function run(
+    name: string,
+    withWebhooks: boolean,
+    beside?: (sentSoFar: () => number) => Promise<unknown>,
+  ): Promise<{ ms: number; completed: number; verified: ReturnType<typeof verifyReceived>; cpu: string }> {
     await setEnabled(withWebhooks);
     const created = (await fetch(`${herald.url}/campaigns`, {
       method: 'POST',
@@ -126,8 +130,10 @@ try {
     await fetch(`${herald.url}/campaigns/${created._id}/launch`, { method: 'POST', headers: auth });
     let sent = 0;
     let completed = 0;
+    const besideDone = beside?.(() => sent);
     for (;;) {
       const { rows } = await pool.query('SELECT status, sent FROM campaigns WHERE organization_id = $1 AND id = $2', [orgId, created._id]);
+      sent = rows[0].sent;
       if (rows[0].status === 'completed') {
         completed = performance.now() - t0;
         sent = rows[0].sent;
@@ -137,6 +143,7 @@ try {
     }
     // Every sent recipient (the sandbox fails numbers ending in 0000 on purpose) in a verified event.
     while (withWebhooks && (received.get(created._id) ?? 0) < sent) await new Promise((r) => setTimeout(r, 5));
+    await besideDone;
     const ms = performance.now() - t0;
     const cpu1 = cpuNow(herald.child.pid!);
     const receiverCpu = process.cpuUsage(receiverCpu0);
@@ -160,7 +167,7 @@ try {
     }
   }
   /** The floor: the last round's events signed and posted again by a bare client (48 connections, as Herald's pool); ms until the receiver has them all, and this process's CPU. */
-  async function bare(round: number): Promise<{ ms: number; cpu: number }> {
+  async function bare(round: number, sentSoFar?: () => number): Promise<{ ms: number; cpu: number }> {
     const { campaignId } = (JSON.parse(lastBodies[0]!) as { data: { campaignId: string } }).data;
     const total = received.get(campaignId)!;
     received.set(campaignId, 0);
@@ -171,6 +178,8 @@ try {
     const lane = async () => {
       while (next < lastBodies.length) {
         const i = next++;
+        // Beside a campaign: an event is posted once the campaign has sent the recipients of the events before it.
+        while (sentSoFar && sentSoFar() < i * (CONTACTS / lastBodies.length)) await new Promise((r) => setTimeout(r, 2));
         const id = `msg_bare_${round}_${i}`;
         const at = new Date();
         const res = await agent.request({
@@ -196,6 +205,18 @@ try {
     const r = await bare(round);
     if (round) floor.push(r);
   }
+  // The floor beside the campaign: the campaign alone while the same events are signed and posted by
+  // the bare client, each once the campaign has sent its recipients: the least any implementation
+  // of the campaign with its webhooks could take on this machine (Herald's own work per event at nothing).
+  const besideFloor: number[] = [];
+  for (let round = 0; round <= 3; round++) {
+    const { ms } = await run(`Bench floor ${round}`, false, (sentSoFar) => bare(10 + round, sentSoFar));
+    if (round) besideFloor.push(ms);
+  }
+  console.log(
+    `  floor beside the campaign, for reference: the campaign alone with the bare client posting the same events as its recipients are sent: ` +
+      `${median(besideFloor).toFixed(0)} ms (${besideFloor.map((m) => m.toFixed(0)).join(', ')}), ${(median(besideFloor) / median(alone)).toFixed(2)}x the campaign alone`,
+  );
   console.log(
     `  floor, for reference: the last round's ${lastBodies.length} events signed with the package and posted again by a bare undici client in this process: ` +
       `${median(floor.map((f) => f.ms)).toFixed(0)} ms (${floor.map((f) => f.ms.toFixed(0)).join(', ')}), CPU of client and receiver together ${median(floor.map((f) => f.cpu)).toFixed(0)} ms`,
