@@ -3,6 +3,8 @@
 // campaign time>` (higher is better; the goal is the campaign within 2x of COPY, i.e. >= 0.5).
 // With BENCH_PERSONALISED=1 (bench/campaign-personalised.ts) the text reads each contact's first
 // name and an attribute, so every recipient is rendered on its own: goal within 2.5x (>= 0.4).
+// It also prints, for reference, the unpersonalised campaign with Herald's own contact reads and
+// renders of every recipient run beside it in this process: what personalising costs on these cores.
 // Each round starts once the sandbox's simulated receipts of the one before are recorded; then
 // BENCH_LOADED_ROUNDS rounds are timed while another campaign's receipts are being recorded.
 import { randomBytes } from 'node:crypto';

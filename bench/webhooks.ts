@@ -12,7 +12,10 @@
 //
 // For reference, not in the ratio: the floor of delivering those events, the last round's bodies
 // signed with the package and posted again to the same receiver by a bare undici client in this
-// process (as many connections as Herald's pool), with no database at all.
+// process (as many connections as Herald's pool), with no database at all; and the floor beside the
+// campaign: the campaign alone while that client posts the same events, each once the campaign has
+// sent the recipients of the events before it (the campaign with its webhooks, were Herald's own
+// work per event free: what the machine allows).
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

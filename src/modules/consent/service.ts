@@ -152,7 +152,6 @@ async function rejoinChannels(db: Conn, { orgId, match, channels }: { orgId: str
     .update({ unsubscribed: db.raw('contacts.unsubscribed - ?::text[]', [[...channels]]), updated_at: nowMs(db) });
 }
 
-
 /**
  * Sets the consent of these contacts, of every contact of the organization with this address, or of
  * the contacts a filter matches, for one channel or several (an address names its contacts on one
