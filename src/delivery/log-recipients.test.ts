@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { expandRecipients, pendingRecipientsJson, settledOutcomes, settledRecipientsJson } from './log-recipients.js';
+import { expandRecipients, pendingRecipientsJson, settledOutcomes, settledOutcomesJson, settledRecipientsJson } from './log-recipients.js';
 
 describe('the stored form of log recipients', () => {
   test('a pending log stores valid recipients as bare addresses and invalid ones as failed objects', () => {
@@ -46,5 +46,18 @@ describe('the stored form of log recipients', () => {
       { recipient: 'd@example.com', position: 4, error: null },
     ]);
     expect(settledOutcomes([], null, true)).toEqual([]);
+  });
+
+  test('the outcomes as JSON text are what JSON.stringify makes of them, escapes included', () => {
+    const stored = ['+254700000001', { recipient: 'q"uote\\@example.com', status: 'failed', error: 'line\nbreak "quoted" \u2028' }, { recipient: 'c@example.com', status: 'success' }];
+    const ids = ['id "1"', null, 'p3'];
+    expect(settledOutcomesJson(stored, ids, true)).toBe(
+      JSON.stringify([
+        { recipient: '+254700000001', position: 1, providerMessageId: 'id "1"' },
+        { recipient: 'c@example.com', position: 3, providerMessageId: 'p3' },
+      ]),
+    );
+    expect(settledOutcomesJson(stored, ids, false)).toBe(JSON.stringify([{ recipient: 'q"uote\\@example.com', position: 2, error: 'line\nbreak "quoted" \u2028' }]));
+    expect(settledOutcomesJson(['a@example.com'], null, false)).toBe('[]');
   });
 });

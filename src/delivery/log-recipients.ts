@@ -68,21 +68,31 @@ export type SettledOutcome = { recipient: string; position: number; providerMess
 /**
  * A settled log's recipients that were sent (`sent`) or that failed, with their positions (from 1),
  * from its stored recipients (parsed JSON) and its provider ids (by position, or null): the
- * recipients of its `message.sent` and `message.failed` events (`outbox.ts`).
+ * recipients of its `message.sent` and `message.failed` events (`outbox.ts`), as JSON text. Written
+ * as text, never as objects handed to `JSON.stringify`: every delivery of a message event carries
+ * its log's 100 recipients, and building them as objects first was the most CPU a delivery took in
+ * Herald beside its signature and its socket.
  */
-export function settledOutcomes(stored: readonly StoredRecipient[], providerIds: readonly (string | null)[] | null, sent: boolean): SettledOutcome[] {
-  const out: SettledOutcome[] = [];
-  stored.forEach((r, i) => {
-    const position = i + 1;
+export function settledOutcomesJson(stored: readonly StoredRecipient[], providerIds: readonly (string | null)[] | null, sent: boolean): string {
+  let json = '';
+  for (let i = 0; i < stored.length; i++) {
+    const r = stored[i]!;
+    let outcome: string;
     if (sent && (typeof r === 'string' || r.status === 'success')) {
       const providerMessageId = providerIds?.[i];
-      out.push({ recipient: typeof r === 'string' ? r : r.recipient, position, ...(providerMessageId != null && { providerMessageId }) });
+      const id = providerMessageId != null ? `,"providerMessageId":${JSON.stringify(providerMessageId)}` : '';
+      outcome = `{"recipient":${JSON.stringify(typeof r === 'string' ? r : r.recipient)},"position":${i + 1}${id}}`;
     } else if (!sent && typeof r !== 'string' && r.status === 'failed') {
-      out.push({ recipient: r.recipient, position, error: r.error ?? null });
-    }
-  });
-  return out;
+      outcome = `{"recipient":${JSON.stringify(r.recipient)},"position":${i + 1},"error":${JSON.stringify(r.error ?? null)}}`;
+    } else continue;
+    json += json ? `,${outcome}` : outcome;
+  }
+  return `[${json}]`;
 }
+
+/** `settledOutcomesJson`, parsed. */
+export const settledOutcomes = (stored: readonly StoredRecipient[], providerIds: readonly (string | null)[] | null, sent: boolean): SettledOutcome[] =>
+  JSON.parse(settledOutcomesJson(stored, providerIds, sent)) as SettledOutcome[];
 
 /**
  * SQL: the addresses of a log's stored recipients (a json expression), as a text[] of every JSON

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/database.js';
 import { jsonRows, run, statement } from '../db/statements.js';
-import { settledOutcomes, type StoredRecipient } from './log-recipients.js';
+import { settledOutcomesJson, type StoredRecipient } from './log-recipients.js';
 
 /**
  * The outbox of outbound webhooks (platform.md): the one home of how an event gets to the endpoints
@@ -208,13 +208,22 @@ export const SETTLED_LOG = {
 };
 
 /**
- * An event's data as it is delivered and shown: as stored, but a message event of a settled log
- * (`logEventsSql`) gets that log's recipients sent (`message.sent`) or failed (`message.failed`), read
- * from the log, whose recipients never change once settled.
+ * An event's data as it is delivered and shown, as JSON text, from its data as stored (JSON text,
+ * never parsed and written again): as stored, but a message event of a settled log
+ * (`logEventsSql`) gets that log's recipients sent (`message.sent`) or failed (`message.failed`),
+ * read from the log, whose recipients never change once settled. Such an event's stored data never
+ * has recipients of its own (`logEventsSql` writes none).
  */
+export function eventDataJson(type: string, data: string, log: SettledLogColumns): string {
+  if (!log.settled_recipients) return data;
+  const open = data.trimEnd().slice(0, -1).trimEnd();
+  return `${open}${open.endsWith('{') ? '' : ','}"recipients":${settledOutcomesJson(log.settled_recipients, log.settled_provider_ids, type === 'message.sent')}}`;
+}
+
+/** `eventDataJson` of data already parsed. */
 export function eventData(type: string, data: Record<string, unknown>, log: SettledLogColumns): Record<string, unknown> {
   if (!log.settled_recipients) return data;
-  return { ...data, recipients: settledOutcomes(log.settled_recipients, log.settled_provider_ids, type === 'message.sent') };
+  return JSON.parse(eventDataJson(type, JSON.stringify(data), log)) as Record<string, unknown>;
 }
 
 /**

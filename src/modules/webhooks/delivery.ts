@@ -8,7 +8,7 @@ import { Agent } from 'undici';
 import type { Deps } from '../../context.js';
 import { lockFor } from '../../db/locks.js';
 import { jsonRows, run } from '../../db/statements.js';
-import { deliverInProcess, eventData, wake, type HandedJson, type SettledLogColumns } from '../../delivery/outbox.js';
+import { deliverInProcess, eventDataJson, wake, type HandedJson, type SettledLogColumns } from '../../delivery/outbox.js';
 import { decryptJson } from '../../lib/crypto.js';
 import { isPrivateAddress } from '../../lib/hosts.js';
 import { webhookDeliveriesTotal } from '../../lib/metrics.js';
@@ -94,14 +94,9 @@ export function signingSecrets(key: Buffer, endpoint: Pick<EndpointRow, 'secret'
   return secrets;
 }
 
-/**
- * An event's body as every attempt sends it: its data as stored (JSON text, never parsed and written
- * again), but a message event of a settled log's, which gets the log's recipients (`eventData`).
- */
-export const bodyOf = (e: Omit<ClaimedDelivery, 'event_id' | 'attempts'>) => {
-  const data = e.settled_recipients ? JSON.stringify(eventData(e.type, JSON.parse(e.data) as Record<string, unknown>, e)) : e.data;
-  return `{"type":${JSON.stringify(e.type)},"timestamp":"${e.occurred_at.toISOString()}","data":${data}}`;
-};
+/** An event's body as every attempt sends it, with its data as delivered (`eventDataJson`). */
+export const bodyOf = (e: Omit<ClaimedDelivery, 'event_id' | 'attempts'>) =>
+  `{"type":${JSON.stringify(e.type)},"timestamp":"${e.occurred_at.toISOString()}","data":${eventDataJson(e.type, e.data, e)}}`;
 
 /** Seconds to wait that a `Retry-After` header asks (seconds or an HTTP date), or null. */
 export function retryAfterSeconds(value: string | string[] | undefined, now: Date): number | null {
