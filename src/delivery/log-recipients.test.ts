@@ -1,5 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
-import { expandRecipients, pendingRecipientsJson, settledOutcomes, settledOutcomesJson, settledRecipientsJson } from './log-recipients.js';
+import { expandRecipients, pendingRecipientsJson, settledOutcomesJson, settledRecipientsJson, type SettledOutcome, type StoredRecipient } from './log-recipients.js';
+
+const settledOutcomes = (stored: StoredRecipient[], providerIds: (string | null)[] | null, sent: boolean) => JSON.parse(settledOutcomesJson(stored, providerIds, sent)) as SettledOutcome[];
 
 describe('the stored form of log recipients', () => {
   test('a pending log stores valid recipients as bare addresses and invalid ones as failed objects', () => {

@@ -68,7 +68,8 @@ export type SettledOutcome = { recipient: string; position: number; providerMess
 /**
  * A settled log's recipients that were sent (`sent`) or that failed, with their positions (from 1),
  * from its stored recipients (parsed JSON) and its provider ids (by position, or null): the
- * recipients of its `message.sent` and `message.failed` events (`outbox.ts`), as JSON text. Written
+ * recipients of its `message.sent` and `message.failed` events (`outbox.ts`), as the JSON text of
+ * `SettledOutcome[]`. Written
  * as text, never as objects handed to `JSON.stringify`: every delivery of a message event carries
  * its log's 100 recipients, and building them as objects first was the most CPU a delivery took in
  * Herald beside its signature and its socket.
@@ -89,10 +90,6 @@ export function settledOutcomesJson(stored: readonly StoredRecipient[], provider
   }
   return `[${json}]`;
 }
-
-/** `settledOutcomesJson`, parsed. */
-export const settledOutcomes = (stored: readonly StoredRecipient[], providerIds: readonly (string | null)[] | null, sent: boolean): SettledOutcome[] =>
-  JSON.parse(settledOutcomesJson(stored, providerIds, sent)) as SettledOutcome[];
 
 /**
  * SQL: the addresses of a log's stored recipients (a json expression), as a text[] of every JSON
