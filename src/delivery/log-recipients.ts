@@ -69,10 +69,9 @@ export type SettledOutcome = { recipient: string; position: number; providerMess
  * A settled log's recipients that were sent (`sent`) or that failed, with their positions (from 1),
  * from its stored recipients (parsed JSON) and its provider ids (by position, or null): the
  * recipients of its `message.sent` and `message.failed` events (`outbox.ts`), as the JSON text of
- * `SettledOutcome[]`. Written
- * as text, never as objects handed to `JSON.stringify`: every delivery of a message event carries
- * its log's 100 recipients, and building them as objects first was the most CPU a delivery took in
- * Herald beside its signature and its socket.
+ * `SettledOutcome[]`. Written as text, never as objects handed to `JSON.stringify`: every delivery
+ * of a message event carries its log's 100 recipients, and building them as objects first was the
+ * most CPU a delivery took in Herald beside its signature and its socket.
  */
 export function settledOutcomesJson(stored: readonly StoredRecipient[], providerIds: readonly (string | null)[] | null, sent: boolean): string {
   let json = '';

@@ -10,8 +10,12 @@ describe("an event's data as delivered", () => {
     const sent = eventDataJson('message.sent', stored, log);
     expect(JSON.parse(sent)).toEqual({ test: false, logId: 'L1', channel: 'sms', campaignId: 'C1', recipients: [{ recipient: '+254700000001', position: 1, providerMessageId: 'p1' }] });
     expect(JSON.parse(eventDataJson('message.failed', stored, log)).recipients).toEqual([{ recipient: '+254700000002', position: 2, error: 'Rejected' }]);
-    // The same as the parsed path (the API's) gives, key order included.
-    expect(JSON.stringify(JSON.parse(sent))).toBe(JSON.stringify(eventData('message.sent', JSON.parse(stored) as Record<string, unknown>, log)));
+    // The recipients come last, after the stored keys in their order, as the API's parsed path shows them too.
+    const order = ['test', 'logId', 'channel', 'campaignId', 'recipients'];
+    expect(Object.keys(JSON.parse(sent) as object)).toEqual(order);
+    const shown = eventData('message.sent', { test: false, logId: 'L1', channel: 'sms', campaignId: 'C1' }, log);
+    expect(Object.keys(shown)).toEqual(order);
+    expect(shown.recipients).toEqual([{ recipient: '+254700000001', position: 1, providerMessageId: 'p1' }]);
   });
 
   test('empty data, and an event of no settled log, which is delivered as stored', () => {
