@@ -14,7 +14,7 @@ import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { SANDBOX_RECEIPT_DELAYS_MS } from '../src/delivery/channels/sandbox.js';
-import { contactsFor, Personaliser } from '../src/delivery/personalise.js';
+import { contactsOfEveryone, Personaliser } from '../src/delivery/personalise.js';
 import { createDb } from '../src/db/database.js';
 import { cpuNow, freshDatabase, median, startProcess, summary } from './lib/harness.js';
 
@@ -202,7 +202,8 @@ try {
   if (PERSONALISED) {
     // For reference, not in the ratio: the unpersonalised campaign (a text as long as the rendered
     // one) while, beside it, this process does the work personalising adds, with Herald's own code:
-    // the contacts of every recipient read a chunk (6,250 addresses) at a time, two at once, and
+    // the contacts of every recipient read a chunk (6,250 addresses) at a time as a campaign to all
+    // contacts reads them (a range of the address index), two at once, and
     // each recipient's text rendered and priced. Left out: the sandbox keeping each recipient's own
     // text, and launch's price of the longest render. It says what the personalised campaign takes
     // when those reads and renders are all it adds, on the same two cores.
@@ -218,7 +219,7 @@ try {
         const lane = async () => {
           while (next < chunks.length) {
             const addresses = chunks[next++]!;
-            const contacts = await contactsFor(heraldDb, orgId, 'sms', addresses, personaliser.contactRead);
+            const contacts = await contactsOfEveryone(heraldDb, orgId, 'sms', addresses, personaliser.contactRead, new Set());
             for (const a of addresses) {
               const { body } = personaliser.forRecipient(a, contacts.get(a) ?? null);
               if (personaliser.costOf(body!) > 0) rendered++;

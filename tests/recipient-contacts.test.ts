@@ -2,8 +2,8 @@
 // columns: each address gets its own contact's fields, the oldest contact speaks for an address two
 // share, an address no contact has gets none, and another organization's contacts are never read.
 import pg from 'pg';
-import { contactsFor, Personaliser } from '../src/delivery/personalise.js';
-import { contactsByAddress } from '../src/delivery/sql/recipients.js';
+import { contactsFor, contactsOfEveryone, Personaliser } from '../src/delivery/personalise.js';
+import { contactsByAddress, contactsInRange } from '../src/delivery/sql/recipients.js';
 import type { Herald } from '../src/server.js';
 import { heraldWithOrgs, type Client, type Org } from './helpers/herald.js';
 import { expectEachWithOrganization } from './helpers/statements.js';
@@ -61,9 +61,11 @@ test('the lookup stays with its organization', async () => {
       contactsByAddress(false, { fields: ['name', 'attributes'], attributeKeys: null }),
       contactsByAddress(true, { fields: ['email', 'tags'], attributeKeys: null }),
       contactsByAddress(false, { fields: ['attributes'], attributeKeys: ['plan', 'seats'] }),
+      contactsInRange(false, { fields: ['name', 'attributes'], attributeKeys: null }),
+      contactsInRange(true, { fields: ['id'], attributeKeys: ['plan'] }),
     ].map((st) => ({
       sql: st.text,
-      bindings: st.order.map((k) => ({ orgId: org.orgId, addresses: '{+254711000001,ada@example.com}', keys: '{plan,seats}' })[k]),
+      bindings: st.order.map((k) => ({ orgId: org.orgId, addresses: '{+254711000001,ada@example.com}', low: '+254711000001', high: '+254711000009', keys: '{plan,seats}' })[k]),
     }));
     await expectEachWithOrganization(client, statements, org.orgId);
   } finally {
@@ -111,4 +113,43 @@ test('a text rendered from attributes read key by key is the text rendered from 
     expect(keyed.attributes).not.toHaveProperty('other');
     expect(personaliser.forRecipient('+254711000009', keyed).body).toBe(personaliser.forRecipient('+254711000009', whole).body);
   }
+});
+
+test("a chunk of a campaign to all contacts, read as a range of the address index, finds what a lookup by address finds", async () => {
+  const range = ['+254712000010', '+254712000020', '+254712000030', '+254712000040', '+254712000050'];
+  await contact(org, { name: 'Range One', phone: range[0], attributes: { plan: 'gold' } });
+  await contact(org, { name: 'Range Older', phone: range[1] });
+  await contact(org, { name: 'Range Younger', phone: range[1], attributes: { plan: 'silver' } });
+  const gone = await contact(org, { name: 'Range Gone', phone: range[2] });
+  await contact(org, { name: 'Range Four', phone: range[3], attributes: { plan: 'basic' } });
+  // Between the chunk's addresses but not among them (one who left the channel, or came since the launch).
+  await contact(org, { name: 'Range Between', phone: '+254712000035' });
+  await contact(org, { name: 'Range Five', phone: range[4] });
+  // Another organization's contact inside the range: never read for this one.
+  await contact(other, { name: 'Range Elsewhere', phone: range[3] });
+  // A contact deleted after the launch wrote its address into the chunk.
+  expect((await api.delete(`/contacts/${gone._id}`, { token: org.token })).status).toBe(200);
+  const read = new Personaliser(herald.deps.config, 'sms', { body: 'Hi {{ contact.firstName }} {{ contact.attributes.plan }}' }, { orgId: org.orgId, organizationName: 'Org', bulk: true }).contactRead;
+
+  const expectSameAsLookup = async (addresses: string[], manual: string[] = []) => {
+    const everyone = await contactsOfEveryone(herald.db, org.orgId, 'sms', addresses, read, new Set(manual));
+    const lookup = await contactsFor(herald.db, org.orgId, 'sms', addresses, read);
+    for (const address of addresses) expect([address, everyone.get(address)]).toEqual([address, lookup.get(address)]);
+    return everyone;
+  };
+  // In index order, then manual addresses: one a contact's (+254712000050 written as manual), one nobody's.
+  const chunk = await expectSameAsLookup([...range.slice(0, 4), '+254799000000', range[4]!], ['+254799000000', range[4]!]);
+  expect(chunk.get(range[1]!)).toEqual({ name: 'Range Older', attributes: {} });
+  expect(chunk.get(range[4]!)).toEqual({ name: 'Range Five', attributes: {} });
+  expect(chunk.has(range[2]!)).toBe(false);
+  expect(chunk.has('+254799000000')).toBe(false);
+  // Out of order (nothing launch writes, but nothing is lost: the range answers nobody and each is looked up).
+  await expectSameAsLookup([...range].reverse());
+  // Only manual addresses.
+  await expectSameAsLookup(range, range);
+  // By email, where the address is the lower-cased email.
+  await contact(org, { name: 'Mail One', email: 'Range.A@example.com' });
+  await contact(org, { name: 'Mail Two', email: 'range.b@example.com' });
+  const byEmail = await contactsOfEveryone(herald.db, org.orgId, 'email', ['range.a@example.com', 'range.b@example.com'], read, new Set());
+  expect([byEmail.get('range.a@example.com'), byEmail.get('range.b@example.com')]).toEqual([{ name: 'Mail One', attributes: {} }, { name: 'Mail Two', attributes: {} }]);
 });

@@ -7,7 +7,7 @@ import { unsubscribeUrl, type UnsubscribeRef } from './unsubscribe-tokens.js';
 import { isMarkup } from './html.js';
 import { trackHtml } from './tracking.js';
 import { unitCost } from './cost.js';
-import { CONTACT_FIELDS, contactsByAddress, contactsOfColumns, MAX_ATTRIBUTE_KEYS, WHOLE_CONTACT, type ContactField, type ContactRead, type RecipientContactRow } from './sql/recipients.js';
+import { CONTACT_FIELDS, contactsByAddress, contactsInRange, contactsOfColumns, MAX_ATTRIBUTE_KEYS, WHOLE_CONTACT, type ContactField, type ContactRead, type RecipientContactRow } from './sql/recipients.js';
 import type { Channel, TargetContent } from './types.js';
 
 /**
@@ -222,4 +222,35 @@ export async function contactsFor(
   if (!addresses.length) return new Map();
   const [row] = await run(db, contactsByAddress(channel === 'email', read), { orgId, addresses: textArrayLiteral(addresses), keys: read.attributeKeys ?? [] });
   return contactsOfColumns(row, read);
+}
+
+/**
+ * The contacts behind a chunk of a campaign to all contacts, by address, as `contactsFor` finds
+ * them. Launch wrote such a chunk's addresses as the contacts' in the order of the channel's address
+ * index, then the manual addresses no contact had (`manual`, in any order) (`audienceAddresses`):
+ * the contacts' are read as one range of the index, from the first of them to the last, which holds
+ * no one else but contacts that left the channel or came since the launch. Whatever address the
+ * range did not answer (a manual one, a contact changed since) is then looked up by address.
+ */
+export async function contactsOfEveryone(
+  db: Db,
+  orgId: string,
+  channel: Channel,
+  addresses: string[],
+  read: ContactRead,
+  manual: ReadonlySet<string>,
+): Promise<Map<string, RecipientContact>> {
+  let low: string | undefined;
+  let high: string | undefined;
+  for (const address of addresses) {
+    if (manual.has(address)) continue;
+    low ??= address;
+    high = address;
+  }
+  if (low === undefined || high === undefined) return contactsFor(db, orgId, channel, addresses, read);
+  const [row] = await run(db, contactsInRange(channel === 'email', read), { orgId, low, high, keys: read.attributeKeys ?? [] });
+  const contacts = contactsOfColumns(row, read);
+  const unanswered = addresses.filter((address) => !contacts.has(address));
+  if (unanswered.length) for (const [address, contact] of await contactsFor(db, orgId, channel, unanswered, read)) contacts.set(address, contact);
+  return contacts;
 }

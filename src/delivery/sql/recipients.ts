@@ -52,22 +52,20 @@ export interface RecipientContactRow {
  */
 export type RecipientContactColumns = { address: string | null } & Partial<Record<ContactField, string | null>> & Record<`attribute_${number}`, string | null>;
 
+/** The contacts' statements made so far, by name (a name says its channel, where, fields and count of keys). */
+const made = new Map<string, Statement<never, RecipientContactColumns>>();
+
 /**
- * `addresses`: a text[] literal (`textArrayLiteral`): a chunk's 6,300 addresses, which node-postgres
- * would escape one by one. The statement reads them through a scalar subquery, a value the planner
- * does not look into: given the array itself, each of a connection's first plans (custom plans, made
- * with the values) estimated the match of each of the 6,300 addresses, 4-8 ms of planning a call,
- * for the plan the subquery gets at once (the address index, searched for the whole array).
+ * The statement reading the contacts `where` says (SQL over the channel's `address` expression), with
+ * what `read` asks for, made once per channel, kind of where, fields and count of attribute keys.
  * `keys`: the attribute keys read one by one, bound as a text[] (the statement is made per count,
  * never per key: keys are the organization's own words).
  */
-const made = new Map<string, Statement<{ orgId: string; addresses: string; keys: readonly string[] }, RecipientContactColumns>>();
-
-export function contactsByAddress(byEmail: boolean, read: ContactRead) {
+function contactsStatement<P extends object>(kind: string, byEmail: boolean, read: ContactRead, where: (address: string) => string): Statement<P & { orgId: string; keys: readonly string[] }, RecipientContactColumns> {
   const wanted = CONTACT_FIELDS.filter((f) => read.fields.includes(f));
   const keys = attributeKeysOf(read);
   const whole = wanted.filter((f) => f !== 'attributes' || !keys);
-  const name = `herald_recipient_contacts_by_${byEmail ? 'email' : 'phone'}${whole.length === CONTACT_FIELDS.length ? '' : `_${whole.join('_') || 'address'}`}${keys ? `_keys${keys.length}` : ''}`;
+  const name = `herald_recipient_contacts_${kind}_${byEmail ? 'email' : 'phone'}${whole.length === CONTACT_FIELDS.length ? '' : `_${whole.join('_') || 'address'}`}${keys ? `_keys${keys.length}` : ''}`;
   let st = made.get(name);
   if (!st) {
     const address = byEmail ? 'lower(c.email)' : 'c.phone';
@@ -79,15 +77,34 @@ export function contactsByAddress(byEmail: boolean, read: ContactRead) {
       `SELECT ${aggregates} FROM (
          SELECT DISTINCT ON (${address}) ${address} AS address${columns}
          FROM contacts c
-         WHERE c.organization_id = :orgId AND ${address} = ANY((SELECT :addresses::text[])::text[])
+         WHERE c.organization_id = :orgId AND ${where(address)}
          ORDER BY ${address}, c.created_at, c.id) r`,
     );
     made.set(name, st);
   }
-  return st;
+  return st as Statement<P & { orgId: string; keys: readonly string[] }, RecipientContactColumns>;
 }
 
-/** The contacts of a `contactsByAddress` row, by address: each column's array read at the same index. */
+/**
+ * The contacts with the given addresses. `addresses`: a text[] literal (`textArrayLiteral`): a
+ * chunk's 6,300 addresses, which node-postgres would escape one by one. The statement reads them
+ * through a scalar subquery, a value the planner does not look into: given the array itself, each of
+ * a connection's first plans (custom plans, made with the values) estimated the match of each of the
+ * 6,300 addresses, 4-8 ms of planning a call, for the plan the subquery gets at once (the address
+ * index, searched for the whole array).
+ */
+export const contactsByAddress = (byEmail: boolean, read: ContactRead) =>
+  contactsStatement<{ addresses: string }>('by', byEmail, read, (address) => `${address} = ANY((SELECT :addresses::text[])::text[])`);
+
+/**
+ * Every contact whose address sorts from `low` to `high` (as the address index sorts them): one
+ * range of the index, for a run of addresses read in its order (a chunk of a campaign to all
+ * contacts), with no array to send, parse and search address by address.
+ */
+export const contactsInRange = (byEmail: boolean, read: ContactRead) =>
+  contactsStatement<{ low: string; high: string }>('in_range', byEmail, read, (address) => `${address} BETWEEN :low AND :high`);
+
+/** The contacts of a `contactsByAddress` or `contactsInRange` row, by address: each column's array read at the same index. */
 export function contactsOfColumns(row: RecipientContactColumns | undefined, read: ContactRead): Map<string, Omit<RecipientContactRow, 'address'>> {
   const contacts = new Map<string, Omit<RecipientContactRow, 'address'>>();
   if (!row?.address) return contacts;

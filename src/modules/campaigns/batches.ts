@@ -19,7 +19,7 @@ import {
   settleBatches,
   stalledBatches,
 } from '../../delivery/sql/batches.js';
-import { contactsFor, Personaliser, type MessageTexts } from '../../delivery/personalise.js';
+import { contactsFor, contactsOfEveryone, Personaliser, type MessageTexts } from '../../delivery/personalise.js';
 import { LogTarget, type Channel, type DeliveryResult, type OutboundMessage } from '../../delivery/types.js';
 import { countSettled } from '../../lib/metrics.js';
 import { TemplateRenderError } from '../../lib/templates.js';
@@ -83,8 +83,8 @@ export async function processChunk(deps: BatchDeps, ref: ChunkRef): Promise<numb
   const row = (await db('campaigns as c')
     .join('organizations as o', 'o.id', 'c.organization_id')
     .where({ 'c.organization_id': ref.orgId, 'c.id': ref.campaignId })
-    .first('o.name', 'o.email_from_name', 'o.credentials', 'c.status', 'c.messages', 'c.created_by', 'c.name as campaign_name')) as
-    | (SenderRow & Pick<CampaignRow, 'status' | 'messages' | 'created_by'> & { campaign_name: string })
+    .first('o.name', 'o.email_from_name', 'o.credentials', 'c.status', 'c.messages', 'c.created_by', 'c.name as campaign_name', 'c.recipient_type', 'c.manual_recipients')) as
+    | (SenderRow & Pick<CampaignRow, 'status' | 'messages' | 'created_by' | 'recipient_type' | 'manual_recipients'> & { campaign_name: string })
     | undefined;
   const content = row?.messages[ref.channel];
   if (!row || row.status !== 'active' || !content) return 0;
@@ -109,7 +109,7 @@ export async function processChunk(deps: BatchDeps, ref: ChunkRef): Promise<numb
 
   let prepared: Prepared[];
   if ('error' in shared) prepared = claimed.map((batch) => unsent(batch, sharedLog, shared.error));
-  else if (personaliser.personal) prepared = await holdWhatRendersCost(db, ref, await personalise(deps, ref, personaliser, claimed));
+  else if (personaliser.personal) prepared = await holdWhatRendersCost(db, ref, await personalise(deps, ref, personaliser, claimed, row));
   else prepared = claimed.map((batch) => sendable(batch, sharedLog, batch.addresses.map((recipient, i) => new LogTarget(recipient, batch.logId, i + 1))));
 
   const targets = prepared.flatMap((p) => p.targets.filter((t): t is LogTarget => t !== null));
@@ -172,9 +172,22 @@ const unsent = (batch: Claimed, log: LogText, error: string): Prepared => ({
   log,
 });
 
-/** Renders each recipient's own message, with the contacts behind the chunk's addresses read in one query. */
-async function personalise(deps: BatchDeps, ref: ChunkRef, personaliser: Personaliser, claimed: Claimed[]): Promise<Prepared[]> {
-  const contacts = await contactsFor(deps.db, ref.orgId, ref.channel, claimed.flatMap((b) => b.addresses), personaliser.contactRead);
+/**
+ * Renders each recipient's own message, with the contacts behind the chunk's addresses read at once:
+ * for a campaign to all contacts, as one range of the address index (`contactsOfEveryone`).
+ */
+async function personalise(
+  deps: BatchDeps,
+  ref: ChunkRef,
+  personaliser: Personaliser,
+  claimed: Claimed[],
+  campaign: Pick<CampaignRow, 'recipient_type' | 'manual_recipients'>,
+): Promise<Prepared[]> {
+  const addresses = claimed.flatMap((b) => b.addresses);
+  const contacts =
+    campaign.recipient_type === 'all'
+      ? await contactsOfEveryone(deps.db, ref.orgId, ref.channel, addresses, personaliser.contactRead, new Set(campaign.manual_recipients))
+      : await contactsFor(deps.db, ref.orgId, ref.channel, addresses, personaliser.contactRead);
   return claimed.map((batch) => {
     const prepared: Prepared = { batch, targets: [], failures: [], costs: [], log: { preview: '', length: 0, unit: 0 } };
     let first: string | null = null;
