@@ -219,7 +219,7 @@ try {
         const lane = async () => {
           while (next < chunks.length) {
             const addresses = chunks[next++]!;
-            const contacts = await contactsOfEveryone(heraldDb, orgId, 'sms', addresses, personaliser.contactRead, new Set());
+            const contacts = await contactsOfEveryone(heraldDb, orgId, 'sms', addresses, personaliser.contactRead);
             for (const a of addresses) {
               const { body } = personaliser.forRecipient(a, contacts.get(a) ?? null);
               if (personaliser.costOf(body!) > 0) rendered++;

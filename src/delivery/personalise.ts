@@ -225,12 +225,13 @@ export async function contactsFor(
 }
 
 /**
- * The contacts behind a chunk of a campaign to all contacts, by address, as `contactsFor` finds
- * them. Launch wrote such a chunk's addresses as the contacts' in the order of the channel's address
- * index, then the manual addresses no contact had (`manual`, in any order) (`audienceAddresses`):
- * the contacts' are read as one range of the index, from the first of them to the last, which holds
- * no one else but contacts that left the channel or came since the launch. Whatever address the
- * range did not answer (a manual one, a contact changed since) is then looked up by address.
+ * The contacts behind a run of every contact's addresses, by address, as `contactsFor` finds them:
+ * a chunk of a campaign to all contacts, or of a send to all. Those addresses are the contacts' in
+ * the order of the channel's address index (`audienceAddresses`, send-to-all's read), then, in a
+ * campaign, the manual addresses no contact had (`manual`, in any order). The contacts' are read as
+ * one range of the index, from the first of them to the last, which holds no one else but contacts
+ * that left the channel or came since the addresses were read. Whatever address the range did not
+ * answer (a manual one, a contact changed since) is then looked up by address.
  */
 export async function contactsOfEveryone(
   db: Db,
@@ -238,7 +239,7 @@ export async function contactsOfEveryone(
   channel: Channel,
   addresses: string[],
   read: ContactRead,
-  manual: ReadonlySet<string>,
+  manual: ReadonlySet<string> = new Set(),
 ): Promise<Map<string, RecipientContact>> {
   let low: string | undefined;
   let high: string | undefined;

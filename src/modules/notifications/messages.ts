@@ -2,7 +2,7 @@ import type { AuthedContext } from '../../context.js';
 import { tenant } from '../../db/tenant.js';
 import { isMarkup } from '../../delivery/html.js';
 import { characterCount, preview } from '../../delivery/cost.js';
-import { contactsFor, Personaliser, type LogRef, type MessageTexts, type RecipientContact } from '../../delivery/personalise.js';
+import { contactsOfEveryone, Personaliser, type LogRef, type MessageTexts, type RecipientContact } from '../../delivery/personalise.js';
 import type { RecipientInput } from '../../delivery/pipeline.js';
 import type { Channel, TargetContent } from '../../delivery/types.js';
 import type { FieldProblem } from '../../lib/errors.js';
@@ -60,8 +60,8 @@ export interface PreparedMessage extends MessageTexts {
 
 export interface Audience {
   /**
-   * A send to many contacts (send-to-all): each recipient is rendered with its contact, and an
-   * email carries the unsubscribe headers. An ad hoc send is transactional: each recipient renders
+   * A send to many contacts (send-to-all: every contact's address, in the order of the address
+   * index): each recipient is rendered with its contact, and an email carries the unsubscribe headers. An ad hoc send is transactional: each recipient renders
    * with an empty contact but for its address.
    */
   bulk: boolean;
@@ -90,7 +90,8 @@ export async function prepare(ctx: AuthedContext, channel: Channel, texts: Messa
   for (let i = 0; i < recipients.length; i += CONTACTS_CHUNK) {
     const chunk = recipients.slice(i, i + CONTACTS_CHUNK);
     const valid = chunk.filter((r) => !r.invalid).map((r) => r.recipient);
-    const contacts = bulk ? await contactsFor(ctx.db, orgId, channel, valid, personaliser.contactRead) : new Map<string, RecipientContact>();
+    // Send-to-all's addresses are every contact's, in the order of the address index: a chunk of them is one range of it.
+    const contacts = bulk ? await contactsOfEveryone(ctx.db, orgId, channel, valid, personaliser.contactRead) : new Map<string, RecipientContact>();
     for (const r of chunk) prepared.push(r.invalid ? r : ownMessage(personaliser, r.recipient, contacts.get(r.recipient) ?? null));
   }
   // The shared texts are never sent (every recipient has its own); they stand for the send where a
