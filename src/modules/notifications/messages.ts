@@ -61,8 +61,9 @@ export interface PreparedMessage extends MessageTexts {
 export interface Audience {
   /**
    * A send to many contacts (send-to-all: every contact's address, in the order of the address
-   * index): each recipient is rendered with its contact, and an email carries the unsubscribe headers. An ad hoc send is transactional: each recipient renders
-   * with an empty contact but for its address.
+   * index): each recipient is rendered with its contact, and an email carries the unsubscribe
+   * headers. An ad hoc send is transactional: each recipient renders with an empty contact but for
+   * its address.
    */
   bulk: boolean;
 }
