@@ -80,11 +80,19 @@ function contactVariables(channel: Channel, address: string, contact: RecipientC
   };
 }
 
-/** The first word of a name (null for a blank one): what `name.trim().split(/\s+/)[0]` gives, without the array. */
+/** Whether a UTF-16 code unit is white space as `\s` and `trim()` read it (a personalised campaign asks it of every name's every character). */
+function isSpace(code: number): boolean {
+  if (code < 0x80) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
+  return code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff;
+}
+
+/** The first word of a name (null for a blank one): what `name.trim().split(/\s+/)[0]` gives, in one pass and one slice. */
 function firstWord(name: string): string | null {
-  const trimmed = name.trim();
-  const end = trimmed.search(/\s/);
-  return (end === -1 ? trimmed : trimmed.slice(0, end)) || null;
+  let start = 0;
+  while (start < name.length && isSpace(name.charCodeAt(start))) start++;
+  let end = start;
+  while (end < name.length && !isSpace(name.charCodeAt(end))) end++;
+  return end > start ? name.slice(start, end) : null;
 }
 
 export class Personaliser {
