@@ -235,29 +235,15 @@ export async function contactsFor(
 /**
  * The contacts behind a run of every contact's addresses, by address, as `contactsFor` finds them:
  * a chunk of a campaign to all contacts, or of a send to all. Those addresses are the contacts' in
- * the order of the channel's address index (`audienceAddresses`, send-to-all's read), then, in a
- * campaign, the manual addresses no contact had (`manual`, in any order). The contacts' are read as
- * one range of the index, from the first of them to the last, which holds no one else but contacts
- * that left the channel or came since the addresses were read. Whatever address the range did not
- * answer (a manual one, a contact changed since) is then looked up by address.
+ * the order of the channel's address index (`audienceAddresses`, send-to-all's read; a campaign to
+ * all names no manual address, or it would be to `selected`), so they are read as one range of the
+ * index, from the first to the last, which holds no one else but contacts that left the channel or
+ * came since the addresses were read. Whatever address the range did not answer (a contact deleted
+ * or changed since) is then looked up by address.
  */
-export async function contactsOfEveryone(
-  db: Db,
-  orgId: string,
-  channel: Channel,
-  addresses: string[],
-  read: ContactRead,
-  manual: ReadonlySet<string> = new Set(),
-): Promise<Map<string, RecipientContact>> {
-  let low: string | undefined;
-  let high: string | undefined;
-  for (const address of addresses) {
-    if (manual.has(address)) continue;
-    low ??= address;
-    high = address;
-  }
-  if (low === undefined || high === undefined) return contactsFor(db, orgId, channel, addresses, read);
-  const [row] = await run(db, contactsInRange(channel === 'email', read), { orgId, low, high, keys: read.attributeKeys ?? [] });
+export async function contactsOfEveryone(db: Db, orgId: string, channel: Channel, addresses: string[], read: ContactRead): Promise<Map<string, RecipientContact>> {
+  if (!addresses.length) return new Map();
+  const [row] = await run(db, contactsInRange(channel === 'email', read), { orgId, low: addresses[0]!, high: addresses.at(-1)!, keys: read.attributeKeys ?? [] });
   const contacts = contactsOfColumns(row, read);
   const unanswered = addresses.filter((address) => !contacts.has(address));
   if (unanswered.length) for (const [address, contact] of await contactsFor(db, orgId, channel, unanswered, read)) contacts.set(address, contact);

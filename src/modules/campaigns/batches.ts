@@ -83,8 +83,8 @@ export async function processChunk(deps: BatchDeps, ref: ChunkRef): Promise<numb
   const row = (await db('campaigns as c')
     .join('organizations as o', 'o.id', 'c.organization_id')
     .where({ 'c.organization_id': ref.orgId, 'c.id': ref.campaignId })
-    .first('o.name', 'o.email_from_name', 'o.credentials', 'c.status', 'c.messages', 'c.created_by', 'c.name as campaign_name', 'c.recipient_type', 'c.manual_recipients')) as
-    | (SenderRow & Pick<CampaignRow, 'status' | 'messages' | 'created_by' | 'recipient_type' | 'manual_recipients'> & { campaign_name: string })
+    .first('o.name', 'o.email_from_name', 'o.credentials', 'c.status', 'c.messages', 'c.created_by', 'c.name as campaign_name', 'c.recipient_type')) as
+    | (SenderRow & Pick<CampaignRow, 'status' | 'messages' | 'created_by' | 'recipient_type'> & { campaign_name: string })
     | undefined;
   const content = row?.messages[ref.channel];
   if (!row || row.status !== 'active' || !content) return 0;
@@ -181,12 +181,12 @@ async function personalise(
   ref: ChunkRef,
   personaliser: Personaliser,
   claimed: Claimed[],
-  campaign: Pick<CampaignRow, 'recipient_type' | 'manual_recipients'>,
+  campaign: Pick<CampaignRow, 'recipient_type'>,
 ): Promise<Prepared[]> {
   const addresses = claimed.flatMap((b) => b.addresses);
   const contacts =
     campaign.recipient_type === 'all'
-      ? await contactsOfEveryone(deps.db, ref.orgId, ref.channel, addresses, personaliser.contactRead, new Set(campaign.manual_recipients))
+      ? await contactsOfEveryone(deps.db, ref.orgId, ref.channel, addresses, personaliser.contactRead)
       : await contactsFor(deps.db, ref.orgId, ref.channel, addresses, personaliser.contactRead);
   return claimed.map((batch) => {
     const prepared: Prepared = { batch, targets: [], failures: [], costs: [], log: { preview: '', length: 0, unit: 0 } };
