@@ -3,10 +3,12 @@
 // campaign time>` (higher is better; the goal is the campaign within 2x of COPY, i.e. >= 0.5).
 // With BENCH_PERSONALISED=1 (bench/campaign-personalised.ts) the text reads each contact's first
 // name and an attribute, so every recipient is rendered on its own: goal within 2.5x (>= 0.4).
-// It also prints, for reference, the unpersonalised campaign with Herald's own contact reads and
-// renders of every recipient run beside it in this process (what personalising costs on these
-// cores), the same with the cheapest read there is (one COPY of every contact's fields), and alone.
-// Each round starts once the sandbox's simulated receipts of the one before are recorded; then
+// Each of its rounds then also times, in turns with the personalised campaign and against the same
+// round's COPY, what the machine allows (outside the ratio): the unpersonalised campaign alone (a
+// text as long as the rendered one), and the floor, the same campaign while this process does
+// beside it the least that personalising adds (every contact's fields read in one COPY, each text
+// rendered and priced with Herald's own Personaliser, the texts handed to the database in one COPY).
+// Each campaign starts once the sandbox's simulated receipts of the one before are recorded; then
 // BENCH_LOADED_ROUNDS rounds are timed while another campaign's receipts are being recorded.
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -14,8 +16,8 @@ import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { SANDBOX_RECEIPT_DELAYS_MS } from '../src/delivery/channels/sandbox.js';
-import { contactsOfEveryone, Personaliser } from '../src/delivery/personalise.js';
-import { createDb } from '../src/db/database.js';
+import { Personaliser } from '../src/delivery/personalise.js';
+import { textArrayLiteral } from '../src/db/arrays.js';
 import { cpuNow, freshDatabase, median, startProcess, summary } from './lib/harness.js';
 
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 100_000);
@@ -138,14 +140,71 @@ try {
     throw new Error(`campaign ${id}: its sandbox receipts did not all arrive within 2 minutes`);
   }
 
+  /** The references' unpersonalised text: as long as a rendered one. */
+  const PLAIN = 'Hi Contact, your gold plan renews soon';
+  const personaliser = new Personaliser({ publicUrl: 'http://localhost', jwtSecret: 'bench', costs: { smsSegment: 1, email: 1, whatsapp: 1 } }, 'sms', { body: TEXT }, { orgId, organizationName: 'Bench', bulk: true });
+  if (PERSONALISED) await pool.query('CREATE TABLE bench_texts (bodies text[])');
+  /**
+   * The least personalising adds, done by this process (the floor's work, beside the campaign):
+   * every contact's address, name and plan in one `COPY` of the organization's contacts, split by
+   * hand (the bench's names and plans hold no tab or newline), each text rendered and priced with
+   * Herald's own Personaliser, and the texts handed to the database as the sandbox keeps them, a
+   * chunk's 6,250 as one array a row, in one `COPY`. No chunks to claim, no address array, no choice
+   * among contacts sharing an address, no logs.
+   */
+  const floorWork = async () => {
+    const client = await pool.connect();
+    const texts: string[] = [];
+    let priced = 0;
+    try {
+      const stream = client.query(copyTo(`COPY (SELECT phone, name, attributes ->> 'plan' FROM contacts WHERE organization_id = '${orgId}') TO STDOUT`));
+      let rest = '';
+      for await (const chunk of stream) {
+        const lines = (rest + (chunk as Buffer).toString('utf8')).split('\n');
+        rest = lines.pop()!;
+        for (const line of lines) {
+          const [phone, name, plan] = line.split('\t') as [string, string, string];
+          const { body } = personaliser.forRecipient(phone, { name, attributes: { plan } });
+          priced += personaliser.costOf(body!);
+          texts.push(body!);
+        }
+      }
+      async function* rows() {
+        for (let i = 0; i < texts.length; i += 6_250) yield `${textArrayLiteral(texts.slice(i, i + 6_250)).replaceAll('\\', '\\\\')}\n`;
+      }
+      await pipeline(Readable.from(rows()), client.query(copyFrom('COPY bench_texts (bodies) FROM STDIN')));
+    } finally {
+      client.release();
+    }
+    if (texts.length !== CONTACTS || priced < CONTACTS) throw new Error(`the floor rendered ${texts.length} of ${CONTACTS}`);
+  };
+  const ways = PERSONALISED ? (['campaign', 'alone', 'floor'] as const) : (['campaign'] as const);
+  const references: Record<'alone' | 'floor', number[]> = { alone: [], floor: [] };
+
   for (let round = 0; round <= ROUNDS; round++) {
-    const { id, ms: campaignMs, launchedAt, cpu } = await campaignRun(`Bench ${round}`);
-    const created = { _id: id };
-    await receiptsDone(id);
-    const logged = await pool.query(`SELECT sum(json_array_length(recipients))::int AS n FROM message_logs WHERE campaign_id = $1`, [created._id]);
-    if (logged.rows[0].n !== CONTACTS) throw new Error(`logged ${logged.rows[0].n} of ${CONTACTS}`);
-    if (round === 1) await exactlyOnce(created._id, launchedAt);
-    if (round) campaignTimes.push(campaignMs);
+    // The campaign and (personalised) its references in turns, the first of them another each round.
+    let campaignMs = 0;
+    let cpu = '';
+    let created = { _id: '' };
+    const reference: Partial<Record<'alone' | 'floor', number>> = {};
+    for (let i = 0; i < ways.length; i++) {
+      const way = ways[(i + round) % ways.length]!;
+      if (way !== 'campaign') {
+        const run = await campaignRun(`${way === 'alone' ? 'Alone' : 'Floor'} ${round}`, PLAIN, way === 'floor' ? floorWork : undefined);
+        await receiptsDone(run.id);
+        reference[way] = run.ms;
+        if (round) references[way].push(run.ms);
+        continue;
+      }
+      const run = await campaignRun(`Bench ${round}`);
+      ({ ms: campaignMs, cpu } = run);
+      created = { _id: run.id };
+      await receiptsDone(run.id);
+      const logged = await pool.query(`SELECT sum(json_array_length(recipients))::int AS n FROM message_logs WHERE campaign_id = $1`, [run.id]);
+      if (logged.rows[0].n !== CONTACTS) throw new Error(`logged ${logged.rows[0].n} of ${CONTACTS}`);
+      if (round === 1) await exactlyOnce(run.id, run.launchedAt);
+      if (round) campaignTimes.push(campaignMs);
+    }
 
     const client = await pool.connect();
     const t1 = performance.now();
@@ -164,12 +223,13 @@ try {
       client.release();
     }
     const copyMs = performance.now() - t1;
+    const besides = PERSONALISED ? `; unpersonalised alone ${reference.alone!.toFixed(0)} ms, the floor ${reference.floor!.toFixed(0)} ms` : '';
     if (!round) {
-      console.log(`  warm-up: campaign ${campaignMs.toFixed(0)} ms, COPY ${copyMs.toFixed(0)} ms`);
+      console.log(`  warm-up: campaign ${campaignMs.toFixed(0)} ms, COPY ${copyMs.toFixed(0)} ms${besides}`);
       continue;
     }
     copyTimes.push(copyMs);
-    console.log(`  round ${round}: campaign ${campaignMs.toFixed(0)} ms (${((CONTACTS / campaignMs) * 1000).toFixed(0)} recipients/s), COPY ${copyTimes.at(-1)!.toFixed(0)} ms; ${cpu}`);
+    console.log(`  round ${round}: campaign ${campaignMs.toFixed(0)} ms (${((CONTACTS / campaignMs) * 1000).toFixed(0)} recipients/s), COPY ${copyTimes.at(-1)!.toFixed(0)} ms; ${cpu}${besides}`);
   }
   console.log(`  exactly once: every contact in one log entry and one provider call, none twice`);
   const c = median(campaignTimes);
@@ -200,94 +260,23 @@ try {
     console.log(`under receipts: median ${l.toFixed(0)} ms, ${(((l - c) / c) * 100).toFixed(0)}% slower than on a quiet Herald (goal: within 20%)`);
   }
   if (PERSONALISED) {
-    // For reference, not in the ratio: the unpersonalised campaign (a text as long as the rendered
-    // one) while, beside it, this process does the work personalising adds, with Herald's own code:
-    // the contacts of every recipient read a chunk (6,250 addresses) at a time as a campaign to all
-    // contacts reads them (a range of the address index), two at once, and
-    // each recipient's text rendered and priced. Left out: the sandbox keeping each recipient's own
-    // text, and launch's price of the longest render. It says what the personalised campaign takes
-    // when those reads and renders are all it adds, on the same two cores.
-    const heraldDb = createDb(db.url, 4);
-    try {
-      const personaliser = new Personaliser({ publicUrl: 'http://localhost', jwtSecret: 'bench', costs: { smsSegment: 1, email: 1, whatsapp: 1 } }, 'sms', { body: TEXT }, { orgId, organizationName: 'Bench', bulk: true });
-      const { rows: phones } = await pool.query<{ phone: string }>('SELECT phone FROM contacts WHERE organization_id = $1 ORDER BY phone', [orgId]);
-      const chunks: string[][] = [];
-      for (let i = 0; i < phones.length; i += 6_250) chunks.push(phones.slice(i, i + 6_250).map((p) => p.phone));
-      const personalise = async () => {
-        let next = 0;
-        let rendered = 0;
-        const lane = async () => {
-          while (next < chunks.length) {
-            const addresses = chunks[next++]!;
-            const contacts = await contactsOfEveryone(heraldDb, orgId, 'sms', addresses, personaliser.contactRead);
-            for (const a of addresses) {
-              const { body } = personaliser.forRecipient(a, contacts.get(a) ?? null);
-              if (personaliser.costOf(body!) > 0) rendered++;
-            }
-          }
-        };
-        await Promise.all([lane(), lane()]);
-        if (rendered !== CONTACTS) throw new Error(`rendered ${rendered} of ${CONTACTS}`);
-      };
-      /**
-       * The cheapest read there is, for comparison: every contact's address, name and plan in one
-       * `COPY` of the organization's contacts, split by hand (the bench's names and plans hold no tab
-       * or newline), each text rendered and priced as above. No chunks, no address array, no choice
-       * among contacts sharing an address: what reading the fields could cost at the least.
-       */
-      const onePass = async () => {
-        const client = await pool.connect();
-        let rendered = 0;
-        try {
-          const stream = client.query(copyTo(`COPY (SELECT phone, name, attributes ->> 'plan' FROM contacts WHERE organization_id = '${orgId}') TO STDOUT`));
-          let rest = '';
-          for await (const chunk of stream) {
-            const lines = (rest + (chunk as Buffer).toString('utf8')).split('\n');
-            rest = lines.pop()!;
-            for (const line of lines) {
-              const [phone, name, plan] = line.split('\t') as [string, string, string];
-              const { body } = personaliser.forRecipient(phone, { name, attributes: { plan } });
-              if (personaliser.costOf(body!) > 0) rendered++;
-            }
-          }
-        } finally {
-          client.release();
-        }
-        if (rendered !== CONTACTS) throw new Error(`one pass rendered ${rendered} of ${CONTACTS}`);
-      };
-      const ways = { 'Herald\'s reads': personalise, 'one pass': onePass } as const;
-      for (const [way, work] of Object.entries(ways)) {
-        const alone: { ms: number; cpu: number }[] = [];
-        for (let round = 0; round <= 3; round++) {
-          const cpu0 = process.cpuUsage();
-          const t0 = performance.now();
-          await work();
-          const used = process.cpuUsage(cpu0);
-          if (round) alone.push({ ms: performance.now() - t0, cpu: (used.user + used.system) / 1000 });
-        }
-        console.log(
-          `  personalising alone (${way}), for reference: ${median(alone.map((a) => a.ms)).toFixed(0)} ms (${alone.map((a) => a.ms.toFixed(0)).join(', ')}), ` +
-            `CPU of this process ${median(alone.map((a) => a.cpu)).toFixed(0)} ms`,
-        );
-      }
-      // Beside the campaign, the two ways in turns, with the unpersonalised campaign alone between them.
-      const beside: Record<string, number[]> = { 'Herald\'s reads': [], 'one pass': [], alone: [] };
-      for (let round = 0; round <= 3; round++) {
-        const order = round % 2 ? (['one pass', 'alone', 'Herald\'s reads'] as const) : (['Herald\'s reads', 'alone', 'one pass'] as const);
-        for (const way of order) {
-          const { id, ms } = await campaignRun(`Beside ${round} ${way}`, 'Hi Contact, your gold plan renews soon', way === 'alone' ? undefined : ways[way]);
-          await receiptsDone(id);
-          if (round) beside[way]!.push(ms);
-        }
-      }
-      for (const [way, times] of Object.entries(beside)) {
-        const b = median(times);
-        const what = way === 'alone' ? 'the same campaign unpersonalised, alone' : `the same campaign unpersonalised while this process reads (${way}) and renders what personalising it adds`;
-        console.log(`  personalising beside the campaign, for reference: ${what}: ${b.toFixed(0)} ms (${times.map((m) => m.toFixed(0)).join(', ')}), ${(b / k).toFixed(2)}x COPY`);
-      }
-    } finally {
-      await heraldDb.destroy();
+    // For reference, not in the ratio: what the machine allows, from the same rounds.
+    const alone: number[] = [];
+    for (let round = 0; round <= 3; round++) {
+      const t0 = performance.now();
+      await floorWork();
+      if (round) alone.push(performance.now() - t0);
     }
+    console.log(`  the floor's work alone (the contacts' fields read, the texts rendered, priced and written): ${median(alone).toFixed(0)} ms (${alone.map((m) => m.toFixed(0)).join(', ')})`);
+    const a = median(references.alone);
+    const f = median(references.floor);
+    const spreadOf = (times: number[]) => times.map((m) => m.toFixed(0)).join(', ');
+    console.log(`  in the same rounds, the campaign unpersonalised alone: ${a.toFixed(0)} ms (${spreadOf(references.alone)}), ${(a / k).toFixed(2)}x COPY`);
+    console.log(`  in the same rounds, the floor (the unpersonalised campaign with the floor's work beside it): ${f.toFixed(0)} ms (${spreadOf(references.floor)}), ${(f / k).toFixed(2)}x COPY`);
+    console.log(
+      `  the personalised campaign against the floor of its round: ${campaignTimes.map((t, i) => `${(t / references.floor[i]!).toFixed(2)}x`).join(', ')}; ` +
+        `medians ${(c / f).toFixed(2)}x`,
+    );
   }
   console.log(`campaign / COPY: ${(c / k).toFixed(2)}x (goal <= ${PERSONALISED ? '2.5' : '2'}x)`);
   summary({ goal: PERSONALISED ? '>= 0.40' : '>= 0.50', spread: ['herald', campaignTimes, 'baseline', copyTimes, 'ms'] });
