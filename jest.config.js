@@ -1,6 +1,6 @@
 /**
  * Two tiers, each its own jest project: `unit` (pure code, tests beside it under src/, no database)
- * and `integration` (tests/: real Postgres, Herald over HTTP, worker processes, a real browser).
+ * and `integration` (tests/: api, workers, database, browser, docs: real Postgres, Herald over HTTP, worker processes, a real browser).
  * `npm run test:unit` runs the first alone; `npm test` runs both. The fault suite has its own
  * config (jest.faults.config.js).
  */

@@ -1,0 +1,166 @@
+import type { Herald } from '../../src/server.js';
+import { addUser, client, createApiKey, signupOrg, startTestHerald, waitFor, type Client, type Credential, type Org } from '../helpers/herald.js';
+
+// Organization B attacks every id-taking operation of both doors with organization A's ids, with
+// every kind of credential it has. Nothing may succeed, no byte of A may come back, and A's rows
+// must be exactly as they were.
+let herald: Herald;
+let api: Client;
+let a: Org;
+let b: Org;
+const ids: Record<string, string> = {};
+const secrets: string[] = [];
+
+const TENANT_TABLES = ['users', 'api_keys', 'contacts', 'groups', 'contact_groups', 'campaigns', 'campaign_batches', 'message_logs', 'sandbox_sends', 'organization_credits', 'message_templates'];
+const ORDER: Record<string, string[]> = { contact_groups: ['contact_id'], campaign_batches: ['channel', 'batch_no'], organization_credits: ['organization_id'] };
+
+async function snapshot(orgId: string) {
+  const out: Record<string, unknown[]> = {};
+  for (const table of TENANT_TABLES) out[table] = await herald.db(table).where({ organization_id: orgId }).orderBy(ORDER[table] ?? ['id']);
+  out.organizations = await herald.db('organizations').where({ id: orgId });
+  return JSON.parse(JSON.stringify(out));
+}
+
+beforeAll(async () => {
+  herald = await startTestHerald();
+  api = client(herald.url);
+  a = await signupOrg(api, { firstName: 'Alice', companyName: 'Alpha Secret Corp' });
+  b = await signupOrg(api, { firstName: 'Bob', companyName: 'Beta Corp' });
+  const member = await addUser(api, a, 'user');
+  ids.user = member.user._id;
+  ids.admin = a.user._id;
+  ids.apiKey = (await createApiKey(api, a, 'admin')).apiKey._id;
+  ids.group = (await api.post('/groups', { name: 'Alpha VIPs', color: 'bg-red-500' }, { token: a.token })).body._id;
+  ids.contact = (await api.post('/contacts', { name: 'Alpha Customer', email: 'alpha.customer@example.com', phone: '0712345678', groups: [ids.group] }, { token: a.token })).body._id;
+  ids.leaver = (await api.post('/contacts', { name: 'Alpha Leaver', email: 'alpha.leaver@example.com', subscriptions: { email: 'unsubscribed' } }, { token: a.token })).body._id;
+  ids.campaign = (await api.post('/campaigns', { name: 'Alpha Launch', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'Alpha only' } } }, { token: a.token })).body._id;
+  ids.template = (await api.post('/templates', { name: 'Alpha Welcome', channel: 'sms', content: 'Alpha template' }, { token: a.token })).body._id;
+  ids.draft = (await api.post('/campaigns', { name: 'Alpha Draft', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'Alpha draft' } } }, { token: a.token })).body._id;
+  await api.post(`/campaigns/${ids.campaign}/launch`, undefined, { token: a.token });
+  ids.log = (await api.get('/message-logs', { token: a.token })).body[0]._id;
+  secrets.push(...Object.values(ids), a.orgId, a.email, member.email, 'Alpha', 'alpha.customer', '+254712345678');
+});
+afterAll(() => herald.stop());
+
+test('every id-taking operation of both doors, with every credential of another organization: 0 successes, 0 leaks, 0 changes', async () => {
+  const bUser = await addUser(api, b, 'user');
+  const bAdminKey = (await createApiKey(api, b, 'admin')).key;
+  const bUserKey = (await createApiKey(api, b, 'user')).key;
+  const credentials: [string, Credential][] = [
+    ['admin JWT', { token: b.token }],
+    ['user JWT', { token: bUser.token }],
+    ['admin key (header)', { apiKey: bAdminKey }],
+    ['admin key (query)', { queryKey: bAdminKey }],
+    ['user key (header)', { apiKey: bUserKey }],
+    ['user key (query)', { queryKey: bUserKey }],
+  ];
+  const rest: [string, string, unknown?][] = [
+    ['GET', `/users/${ids.user}`],
+    ['PUT', `/users/${ids.user}`, { firstName: 'Owned' }],
+    ['PUT', `/users/${ids.user}/deactivate`],
+    ['PUT', `/users/${ids.user}/reactivate`],
+    ['PUT', `/users/${ids.user}/password`, { newPassword: 'hijacked password' }],
+    ['PUT', `/users/${ids.admin}/password`, { oldPassword: 'x'.repeat(8), newPassword: 'hijacked password' }],
+    ['DELETE', `/users/${ids.user}`],
+    ['GET', `/contacts/${ids.contact}`],
+    ['PUT', `/contacts/${ids.contact}`, { name: 'Owned' }],
+    ['PUT', `/contacts/${ids.contact}`, { subscriptions: { email: 'unsubscribed', sms: 'unsubscribed' } }],
+    ['PUT', `/contacts/${ids.leaver}`, { subscriptions: { email: 'subscribed' } }],
+    ['DELETE', `/contacts/${ids.contact}`],
+    ['GET', `/groups/${ids.group}`],
+    ['PUT', `/groups/${ids.group}`, { name: 'Owned' }],
+    ['DELETE', `/groups/${ids.group}`],
+    ['GET', `/campaigns/${ids.campaign}`],
+    ['PUT', `/campaigns/${ids.draft}`, { name: 'Owned' }],
+    ['POST', `/campaigns/${ids.draft}/launch`],
+    ['POST', `/campaigns/${ids.campaign}/cancel`],
+    ['GET', `/message-logs/${ids.log}`],
+    ['GET', `/templates/${ids.template}`],
+    ['PUT', `/templates/${ids.template}`, { name: 'Owned' }],
+    ['DELETE', `/templates/${ids.template}`],
+    ['PUT', `/api-keys/${ids.apiKey}/revoke`],
+    ['DELETE', `/api-keys/${ids.apiKey}`],
+    ['POST', '/contacts', { name: 'Into Alpha group', phone: '0712000001', groups: [ids.group] }],
+    ['POST', '/campaigns', { name: 'Steal', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'x' } }, recipients: { contacts: [ids.contact] } }],
+    ['POST', '/campaigns', { name: 'Steal', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'x' } }, recipients: { groups: [ids.group] } }],
+  ];
+  const lists = [`/contacts?group=${ids.group}`, `/message-logs?campaignId=${ids.campaign}`, '/contacts', '/groups', '/campaigns', '/message-logs', '/sandbox/outbox', '/templates'];
+  lists.push('/contacts?unsubscribed=email');
+  const gql: [string, Record<string, unknown>?][] = [
+    [`{ user(id: "${ids.user}") { _id email } }`],
+    [`mutation { updateUser(id: "${ids.user}", input: { firstName: "Owned" }) { _id } }`],
+    [`mutation { deactivateUser(id: "${ids.user}") { _id } }`],
+    [`mutation { reactivateUser(id: "${ids.user}") { _id } }`],
+    [`mutation { deleteUser(id: "${ids.user}") { message } }`],
+    [`mutation { changePassword(id: "${ids.user}", input: { newPassword: "hijacked password" }) { _id } }`],
+    [`{ contact(id: "${ids.contact}") { _id name email } }`],
+    [`mutation { updateContact(id: "${ids.contact}", input: { name: "Owned" }) { _id } }`],
+    [`mutation { updateContact(id: "${ids.leaver}", input: { subscriptions: { email: subscribed } }) { _id } }`],
+    [`mutation { deleteContact(id: "${ids.contact}") { message } }`],
+    [`{ group(id: "${ids.group}") { _id name contacts { edges { node { name } } } } }`],
+    [`mutation { updateGroup(id: "${ids.group}", input: { name: "Owned" }) { _id } }`],
+    [`mutation { deleteGroup(id: "${ids.group}") { message } }`],
+    [`{ campaign(id: "${ids.campaign}") { _id name progress { total } logs { totalCount } } }`],
+    [`mutation { updateCampaign(id: "${ids.draft}", input: { name: "Owned" }) { _id } }`],
+    [`mutation { launchCampaign(id: "${ids.draft}") { status } }`],
+    [`mutation { cancelCampaign(id: "${ids.campaign}") { status } }`],
+    [`{ messageLog(id: "${ids.log}") { _id recipients { recipient } } }`],
+    [`{ template(id: "${ids.template}") { _id name content } }`],
+    [`mutation { updateTemplate(id: "${ids.template}", input: { name: "Owned" }) { _id } }`],
+    [`mutation { deleteTemplate(id: "${ids.template}") { message } }`],
+    [`mutation { revokeApiKey(id: "${ids.apiKey}") { _id } }`],
+    [`mutation { deleteApiKey(id: "${ids.apiKey}") { message } }`],
+    [`{ contacts(filter: { group: "${ids.group}" }) { totalCount edges { node { name } } } }`],
+    [`{ contacts(filter: { unsubscribed: email }) { totalCount edges { node { name } } } }`],
+    [`{ messageLogs(filter: { campaignId: "${ids.campaign}" }) { totalCount } }`],
+  ];
+
+  // The sandbox reports the seeded sends' receipts seconds later, in its own jobs: those land before the snapshot, not during the attempts.
+  await waitFor(async () => (await herald.db.raw(`SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE task_identifier = 'sandbox-receipts'`)).rows[0].n, (n: number) => n === 0, 20_000);
+  const before = await snapshot(a.orgId);
+  let attempts = 0;
+  const successes: string[] = [];
+  const leaks: string[] = [];
+  // A value the request itself carried (an id echoed in a 400) is not a leak; anything else of A is.
+  const leaked = (body: unknown, sent: unknown = '') =>
+    secrets.filter((s) => JSON.stringify(body ?? '').includes(s) && !JSON.stringify(sent ?? '').includes(s));
+
+  for (const [label, cred] of credentials) {
+    for (const [method, path, body] of rest) {
+      const res = await api.raw(method, path, body ?? (method === 'GET' || method === 'DELETE' ? undefined : {}), cred);
+      attempts++;
+      if (res.status < 400) successes.push(`${label} ${method} ${path} -> ${res.status}`);
+      if (res.status >= 500) successes.push(`${label} ${method} ${path} -> ${res.status} (server error)`);
+      if (leaked(res.body, body).length) leaks.push(`${label} ${method} ${path}: ${leaked(res.body, body).join(', ')}`);
+    }
+    for (const path of lists) {
+      const res = await api.get(path, cred);
+      attempts++;
+      if (leaked(res.body).length) leaks.push(`${label} GET ${path}: ${leaked(res.body).join(', ')}`);
+    }
+    for (const [query, variables] of gql) {
+      const res = await api.gql(query, variables, cred);
+      attempts++;
+      const data = res.body.data ?? {};
+      const gotData = Object.values(data).some((v) => v !== null && !(typeof v === 'object' && 'totalCount' in (v as object) && (v as { totalCount: number }).totalCount === 0));
+      if (gotData) successes.push(`${label} ${query.slice(0, 60)} -> ${JSON.stringify(data).slice(0, 80)}`);
+      if (leaked(res.body).length) leaks.push(`${label} ${query.slice(0, 60)}: ${leaked(res.body).join(', ')}`);
+    }
+  }
+  const after = await snapshot(a.orgId);
+  console.log(`tenant matrix: ${attempts} cross-organization attempts, ${successes.length} successes, ${leaks.length} leaks`);
+  expect(successes).toEqual([]);
+  expect(leaks).toEqual([]);
+  expect(after).toEqual(before);
+  expect(attempts).toBeGreaterThan(250);
+});
+
+test('the same ids are answered 403 Insufficient permissions, and a made-up id 404', async () => {
+  for (const path of [`/contacts/${ids.contact}`, `/groups/${ids.group}`, `/campaigns/${ids.campaign}`, `/message-logs/${ids.log}`, `/users/${ids.user}`, `/templates/${ids.template}`]) {
+    expect(await api.get(path, { token: b.token })).toMatchObject({ status: 403, body: { statusCode: 403, message: 'Insufficient permissions', error: 'Forbidden' } });
+  }
+  for (const path of ['/contacts/', '/groups/', '/campaigns/', '/message-logs/', '/users/', '/templates/']) {
+    expect((await api.get(`${path}00000000-0000-4000-8000-000000000000`, { token: b.token })).status).toBe(404);
+    expect((await api.get(`${path}not-a-uuid`, { token: b.token })).status).toBe(404);
+  }
+});
