@@ -17,9 +17,20 @@ export function configOrExit(): Config {
   }
 }
 
-/** On SIGINT or SIGTERM: `stop`, then exit 0 (1 when stopping failed). */
+/**
+ * On SIGINT or SIGTERM: `stop`, then exit 0 (1 when stopping failed). A second signal while
+ * stopping (Ctrl-C pressed again) exits at once, with 128 + its number as a shell reports it: still
+ * through `process.exit`, so that the embedded Postgres, in a process group of its own, is told to
+ * stop on the way out (src/db/embedded.ts) rather than left running.
+ */
 export function stopOnSignals(log: Logger, what: string, stop: () => Promise<void>): void {
-  const shutdown = (signal: string) => {
+  let stopping = false;
+  const shutdown = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      log.warn({ signal }, `${what} stopping at once, without draining`);
+      process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+    }
+    stopping = true;
     log.info({ signal }, `${what} shutting down`);
     stop().then(
       () => process.exit(0),
@@ -29,8 +40,8 @@ export function stopOnSignals(log: Logger, what: string, stop: () => Promise<voi
       },
     );
   };
-  process.once('SIGINT', () => shutdown('SIGINT'));
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
 }
 
 /** Anything thrown, as a line an operator can act on: libraries reject with bare values too. */

@@ -1,7 +1,7 @@
 // `npm start`: the HTTP API (both doors, and the queue workers unless WORKERS=false).
 import { configOrExit, runEntry, stopOnSignals } from './entry.js';
 import { consoleBuildProblem } from './http/console.js';
-import { createLogger, startHerald } from './server.js';
+import { createLogger, readyLine, startHerald } from './server.js';
 
 runEntry('Herald', async () => {
   const config = configOrExit();
@@ -18,4 +18,6 @@ runEntry('Herald', async () => {
   stopOnSignals(log, 'herald', async () => (await starting).stop());
   const herald = await starting;
   log.info({ url: herald.url, metrics: herald.metricsUrl, deliveryMode: config.deliveryMode, startupMs: Date.now() - started }, 'herald listening');
+  // Someone at a terminal gets where to go in words too; a log collector keeps the JSON line alone.
+  if (process.stdout.isTTY) console.log(readyLine(herald.url));
 });

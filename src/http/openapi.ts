@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { Config } from '../config/config.js';
 import type { Access } from '../operation.js';
+import { API_INDEX, PUBLIC_PATHS, type PublicPath } from './public-paths.js';
 import { RESPONSES } from './responses.js';
 import { queryFilters, queryParams, type Route } from './rest.js';
 
@@ -15,7 +15,7 @@ import { queryFilters, queryParams, type Route } from './rest.js';
 
 type Json = Record<string, unknown>;
 
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+const { version } = API_INDEX;
 
 /** The error shape every 4xx and 5xx answers (decisions.md, "Validation and errors"). */
 export const errorSchema = z
@@ -94,7 +94,7 @@ function pathOf(path: string): { path: string; parameters: Json[] } {
 const operationId = (route: Route) =>
   route.method +
   route.path
-    .split(/[/:-]/)
+    .split(/[/:.-]/)
     .filter(Boolean)
     .map((part) => part[0]!.toUpperCase() + part.slice(1))
     .join('');
@@ -182,11 +182,39 @@ function operationOf(route: Route): { path: string; method: string; operation: J
   };
 }
 
-/** The OpenAPI 3.1 document of `routes`, served at `publicUrl`. */
+/** A path outside the route table (`./public-paths.ts`): public, each answer with its media types. */
+function publicOperationOf(entry: PublicPath): { path: string; method: string; operation: Json } {
+  const { path, parameters } = pathOf(entry.path);
+  const responses: Json = {};
+  for (const [status, answer] of Object.entries(entry.answers)) {
+    const content: Json = {};
+    if (answer.json) content['application/json'] = { schema: toSchema(answer.json, 'output') };
+    if (answer.error) content['application/json'] = { schema: { $ref: '#/components/schemas/Error' } };
+    for (const type of answer.types ?? []) content[type] = { schema: { type: 'string' } };
+    responses[status] = { description: answer.description, ...(Object.keys(content).length ? { content } : {}) };
+  }
+  return {
+    path,
+    method: entry.method,
+    operation: {
+      operationId: operationId({ method: entry.method, path: entry.path === '/' ? '/index' : entry.path } as Route),
+      tags: [entry.tag],
+      summary: `${entry.method.toUpperCase()} ${entry.path}`,
+      description: `${entry.summary} No credential.`,
+      security: [],
+      ...(parameters.length ? { parameters } : {}),
+      responses,
+    },
+  };
+}
+
+/**
+ * The OpenAPI 3.1 document of `routes`, served at `publicUrl`, with the public paths outside the
+ * table (`PUBLIC_PATHS`): every REST path Herald serves.
+ */
 export function openApiDocument(routes: readonly Route[], config: Pick<Config, 'publicUrl'>): Json {
   const paths: Record<string, Record<string, Json>> = {};
-  for (const route of routes) {
-    const { path, method, operation } = operationOf(route);
+  for (const { path, method, operation } of [...routes.map(operationOf), ...PUBLIC_PATHS.map(publicOperationOf)]) {
     (paths[path] ??= {})[method] = operation;
   }
   return {
@@ -198,7 +226,7 @@ export function openApiDocument(routes: readonly Route[], config: Pick<Config, '
         'A multi-tenant notification platform: SMS, email and WhatsApp to contacts, groups and campaigns. Every error answers the `Error` shape; lists are newest first and paged with `limit` and `cursor` (`X-Total-Count`, and `Link` when more remain).',
     },
     servers: [{ url: config.publicUrl }],
-    tags: [...new Set(routes.map((r) => r.path.split('/')[1]!))].map((name) => ({ name })),
+    tags: [...new Set([...routes.map((r) => r.path.split('/')[1]!), ...PUBLIC_PATHS.map((p) => p.tag)])].map((name) => ({ name })),
     paths,
     components: {
       securitySchemes: {

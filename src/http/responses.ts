@@ -242,7 +242,7 @@ const organization = z
     emailFromName: z.string().nullable(),
     tracking: z.boolean(),
     requireTwoFactor: z.boolean(),
-    credentials: z.looseObject({ sms_apiUrl: z.string(), whatsapp_webhookUrl: z.string(), sms_reportUrl: z.string() }),
+    credentials: z.looseObject({ sms_apiUrl: z.string(), whatsapp_webhookUrl: z.string(), sms_reportUrl: z.string().nullable().describe('Admins only: null for the user role (it carries the token delivery reports prove themselves with).') }),
   })
   .describe('The caller\'s organization, its credentials masked.');
 

@@ -2,6 +2,7 @@ import { makeWorkerUtils, runMigrations, type WorkerUtils } from 'graphile-worke
 import { statement } from '../db/statements.js';
 import type { Logger as PinoLogger } from 'pino';
 import { quietLogger } from './logger.js';
+import { queuePool } from './pool.js';
 
 export interface JobSpec {
   task: string;
@@ -26,8 +27,18 @@ export async function migrateQueue(connectionString: string, log: PinoLogger): P
   await runMigrations({ connectionString, logger: quietLogger(log) });
 }
 
+/** The connections enqueuing holds at most (graphile-worker's default for its utilities). */
+const QUEUE_UTILS_CONNECTIONS = 10;
+
 export async function createQueue(connectionString: string, log: PinoLogger): Promise<Queue> {
-  const utils: WorkerUtils = await makeWorkerUtils({ connectionString, logger: quietLogger(log) });
+  const { pool, end } = queuePool(connectionString, QUEUE_UTILS_CONNECTIONS, log.child({ component: 'queue' }));
+  let utils: WorkerUtils;
+  try {
+    utils = await makeWorkerUtils({ pgPool: pool, logger: quietLogger(log) });
+  } catch (err) {
+    await end();
+    throw err;
+  }
   return {
     async add(job) {
       await utils.addJob(job.task, job.payload, {
@@ -57,6 +68,8 @@ export async function createQueue(connectionString: string, log: PinoLogger): Pr
     },
     close: async () => {
       await utils.release();
+      // Closed before the close resolves, so that nothing of the queue's is left on the database.
+      await end();
     },
   };
 }

@@ -1,6 +1,8 @@
 import { run, type Runner, type TaskList } from 'graphile-worker';
+import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { quietLogger } from './logger.js';
+import { queuePool } from './pool.js';
 
 /** What running workers needs of the process. */
 export interface WorkerDeps {
@@ -8,9 +10,43 @@ export interface WorkerDeps {
   log: Logger;
 }
 
-function startRunner(deps: WorkerDeps, connectionString: string, taskList: TaskList): Promise<Runner> {
+/**
+ * A runner on a pool of its own (`queuePool`), closed once the runner has ended: asked to stop, or
+ * stopping itself when its pool failed (then `supervise` starts another on a new pool).
+ */
+async function startRunner(deps: WorkerDeps, connectionString: string, taskList: TaskList): Promise<RunnerLike> {
+  const { pool, end } = queuePool(connectionString, QUEUE_CONNECTIONS_PER_LANE, deps.log.child({ component: 'queue' }));
+  let runner: Runner;
+  try {
+    runner = await runOn(deps, pool, taskList);
+  } catch (err) {
+    await end();
+    throw err;
+  }
+  const ended = runner.promise.then(end, end);
+  return {
+    promise: runner.promise,
+    events: runner.events,
+    stop: async (...args: Parameters<Runner['stop']>) => {
+      try {
+        await runner.stop(...args);
+      } finally {
+        await ended;
+      }
+    },
+    kill: async (...args: Parameters<Runner['kill']>) => {
+      try {
+        await runner.kill(...args);
+      } finally {
+        await end();
+      }
+    },
+  };
+}
+
+function runOn(deps: WorkerDeps, pgPool: Pool, taskList: TaskList): Promise<Runner> {
   return run({
-    connectionString,
+    pgPool,
     concurrency: deps.config.workerConcurrency,
     noHandleSignals: true,
     pollInterval: 1000,
@@ -20,9 +56,6 @@ function startRunner(deps: WorkerDeps, connectionString: string, taskList: TaskL
       worker: {
         gracefulShutdownAbortTimeout: ABORT_JOBS_AFTER_MS,
         localQueue: { size: Math.max(10, deps.config.workerConcurrency * 5) },
-        // A runner uses its connections to listen (one, held), fetch a batch and record outcomes:
-        // its lane's jobs use Herald's own pool. Each lane of a process has a runner.
-        maxPoolSize: QUEUE_CONNECTIONS_PER_LANE,
         // Record job outcomes through graphile-worker's batching path, which retries with backoff
         // (minutes) while Postgres is away. Unbatched, a failure to record one is left as an
         // unhandled rejection (worker.js calls failJob without awaiting it) and ends the process.
@@ -33,7 +66,11 @@ function startRunner(deps: WorkerDeps, connectionString: string, taskList: TaskL
   } as Parameters<typeof run>[0]);
 }
 
-/** The most connections a lane's runner holds (graphile-worker's own pool, beside `DATABASE_POOL_MAX`). */
+/**
+ * The most connections a lane's runner holds (its own pool, beside `DATABASE_POOL_MAX`): it uses
+ * them to listen (one, held), fetch a batch and record outcomes; its lane's jobs use Herald's own
+ * pool. Each lane of a process has a runner.
+ */
 export const QUEUE_CONNECTIONS_PER_LANE = 4;
 
 /**

@@ -2,9 +2,9 @@ import { describe, expect, it } from '@jest/globals';
 import { pino } from 'pino';
 import type { CampaignDto, CampaignStatus } from './dto.js';
 import { ProgressFeed } from './progress.js';
+import { sleep } from '../../../tests/helpers/time.js';
 
 const INTERVAL = 60;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A campaign read that answers `states` in turn (the last one again once they run out), counting the reads and noting when each began. */
 function reader(...states: [CampaignStatus, number][]) {

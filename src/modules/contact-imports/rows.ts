@@ -16,7 +16,10 @@ import type { Layout } from './options.js';
 /** A row ready for the staging table. */
 export interface StagedRow {
   line: number;
-  /** The match address (lower-case email or E.164 phone), or `#<line>` for a row without one: it matches nothing. */
+  /**
+   * The match address: the row's `matchBy` field (lower-case email or E.164 phone), else its other
+   * one, else `#<line>`, which matches nothing. A key holding `@` is an email, any other a phone.
+   */
   matchKey: string;
   /** The id the contact takes if the row creates one: time-ordered, so a batch's inserts append to the key's index. */
   id: string;
@@ -126,7 +129,9 @@ export function stageRow(record: string[], line: number, rules: RowRules): Stage
   if (keys > MAX_KEYS) return { line, message: `attributes must have at most ${MAX_KEYS} keys (has ${keys})` };
   if (keys && Buffer.byteLength(JSON.stringify(row.attributes), 'utf8') > MAX_BYTES) return { line, message: 'attributes must be at most 8 KiB of JSON' };
   row.leaves = [...leaves];
-  row.matchKey = (matchBy === 'email' ? row.email : row.phone) ?? `#${line}`;
+  // A row without the `matchBy` field is matched by its other one: an exported contact with a phone
+  // and no email (an email column in the file) must find itself again, not come back as a copy.
+  row.matchKey = (matchBy === 'email' ? (row.email ?? row.phone) : (row.phone ?? row.email)) ?? `#${line}`;
   row.id = uuidv7();
   return row;
 }

@@ -92,8 +92,25 @@ async function* chunksOf(deps: Deps, orgId: string, importId: string): AsyncGene
   }
 }
 
-/** The first line of a record: its last line less the line breaks inside its fields. */
-const firstLine = (record: string[], lastLine: number) => lastLine - record.reduce((n, field) => n + (field.match(/\r\n|\r|\n/g)?.length ?? 0), 0);
+const count = (record: string[], pattern: RegExp) => record.reduce((n, field) => n + (field.match(pattern)?.length ?? 0), 0);
+
+/**
+ * The line each record of a file starts on, given the records in order with csv-parse's
+ * `info.lines` (the line it ends on): that, less the line breaks inside its fields. csv-parse
+ * counts a CRLF inside a quoted field as two lines (its CR and its LF), so each one read so far is
+ * taken off once more: without that, every row after one was reported a line late per CRLF.
+ * `lineOf` gives the true line for one of csv-parse's counts (a parse error's).
+ */
+function lineCounter() {
+  let doubled = 0;
+  return {
+    firstLine(record: string[], lastLine: number): number {
+      doubled += count(record, /\r\n/g);
+      return lastLine - doubled - count(record, /\r\n|\r|\n/g);
+    },
+    lineOf: (csvLine: number) => csvLine - doubled,
+  };
+}
 
 /**
  * Reads the file into the staging table: parsed as it streams from its chunks, each row judged and
@@ -115,6 +132,7 @@ async function stage(deps: Deps, job: ImportRow, options: StoredOptions, signal?
     await client.query('BEGIN');
     const copy = client.query(copyFrom(`COPY contact_import_rows (${STAGING_COLUMNS}) FROM STDIN`));
     let pending = '';
+    const lines = lineCounter();
     const toCopy = new Transform({
       writableObjectMode: true,
       async transform({ record, info }: { record: string[]; info: { lines: number } }, _enc, done) {
@@ -122,7 +140,7 @@ async function stage(deps: Deps, job: ImportRow, options: StoredOptions, signal?
           leaveIfAsked(signal);
           rows++;
           if (rows > MAX_ROWS) throw new Stop('failed', `the file has more than ${MAX_ROWS.toLocaleString('en')} rows`);
-          const staged = stageRow(record, firstLine(record, info.lines), rules);
+          const staged = stageRow(record, lines.firstLine(record, info.lines), rules);
           if (isRowError(staged)) {
             failed++;
             if (errors.length < MAX_ERRORS) errors.push(staged);
@@ -165,7 +183,7 @@ async function stage(deps: Deps, job: ImportRow, options: StoredOptions, signal?
       if (err instanceof Stop) throw err;
       const csv = err as { code?: string; message?: string; lines?: number };
       if (typeof csv.code === 'string' && csv.code.startsWith('CSV_')) {
-        throw new Stop('failed', `the file is not valid CSV${csv.lines ? ` at line ${csv.lines}` : ''}: ${csv.message}`);
+        throw new Stop('failed', `the file is not valid CSV${csv.lines ? ` at line ${lines.lineOf(csv.lines)}` : ''}: ${csv.message}`);
       }
       throw err;
     }

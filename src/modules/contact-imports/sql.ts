@@ -122,13 +122,22 @@ const BATCH = `batch AS (
   ORDER BY match_key, line DESC
 )`;
 
-/** A contact of the organization with the row's match key. */
-const matches = (by: MatchBy, contact: string) =>
-  by === 'email' ? `${contact}.organization_id = :orgId AND lower(${contact}.email) = b.match_key` : `${contact}.organization_id = :orgId AND ${contact}.phone = b.match_key`;
+/**
+ * A contact of the organization with the row's match key: by email when the key is one (it holds
+ * `@`), else by phone (`rows.ts` keys a row by its `matchBy` field, else by its other one). Each arm
+ * is one of the two indexed lookups; a `#<line>` key matches no phone.
+ */
+const matches = (contact: string) =>
+  `${contact}.organization_id = :orgId AND (
+     (strpos(b.match_key, '@') > 0 AND lower(${contact}.email) = b.match_key) OR (strpos(b.match_key, '@') = 0 AND ${contact}.phone = b.match_key))`;
 
 /** Tags with the import's own added, each once, in first-seen order. */
 const withTags = (tags: string) => `ARRAY(SELECT t FROM unnest(${tags} || :tags::text[]) WITH ORDINALITY AS u(t, n) GROUP BY t ORDER BY min(n))`;
 
+/**
+ * The import's `matchBy`: which field a row is keyed by first (`rows.ts`). The statements match on
+ * what each key is, whichever it was; each `matchBy` has its statements by name all the same.
+ */
 export type MatchBy = 'email' | 'phone';
 
 interface BatchParams {
@@ -154,7 +163,7 @@ export const updateMatched = (by: MatchBy) =>
            attributes = c.attributes || b.attributes,
            updated_at = :now
        FROM batch b
-       WHERE ${matches(by, 'c')}
+       WHERE ${matches('c')}
        RETURNING c.id, c.created_at, b.match_key, b.leaves
      ),
      joined AS (
@@ -172,7 +181,7 @@ export const countMatched = (by: MatchBy) =>
   statement<BatchParams, { matched: string }>(
     `herald_contact_import_count_matched_${by}`,
     `WITH ${BATCH}
-     SELECT count(*) AS matched FROM batch b WHERE EXISTS (SELECT 1 FROM contacts c WHERE ${matches(by, 'c')})`,
+     SELECT count(*) AS matched FROM batch b WHERE EXISTS (SELECT 1 FROM contacts c WHERE ${matches('c')})`,
   );
 
 /**
@@ -189,7 +198,7 @@ export const insertUnmatched = (by: MatchBy) =>
        SELECT :orgId, b.id, b.name, b.email, b.phone, b.country_code, b.company, ${withTags('b.tags')}, b.attributes,
               coalesce((SELECT jsonb_object_agg(ch, :left::jsonb) FROM unnest(b.leaves) AS ch), '{}'::jsonb), :now, :now
        FROM batch b
-       WHERE b.name IS NOT NULL AND NOT EXISTS (SELECT 1 FROM contacts c WHERE ${matches(by, 'c')})
+       WHERE b.name IS NOT NULL AND NOT EXISTS (SELECT 1 FROM contacts c WHERE ${matches('c')})
        ORDER BY b.match_key
        RETURNING id, created_at
      ),
@@ -208,7 +217,7 @@ export const nameless = (by: MatchBy) =>
   statement<BatchParams, { line: number }>(
     `herald_contact_import_nameless_${by}`,
     `WITH ${BATCH}
-     SELECT b.line FROM batch b WHERE b.name IS NULL AND NOT EXISTS (SELECT 1 FROM contacts c WHERE ${matches(by, 'c')}) ORDER BY b.line LIMIT 1000`,
+     SELECT b.line FROM batch b WHERE b.name IS NULL AND NOT EXISTS (SELECT 1 FROM contacts c WHERE ${matches('c')}) ORDER BY b.line LIMIT 1000`,
   );
 
 /** A batch is merged: the resume point and the counters move with it, in its transaction (under `lockImport`'s lock). */

@@ -3,14 +3,19 @@ import type { Config } from '../../config/config.js';
 import { emailSecure, type StoredCredentials } from '../../delivery/credentials.js';
 import { mask } from '../../lib/crypto.js';
 import { smsReportUrl, whatsappWebhookUrl } from '../receipts/webhooks.js';
+import type { Role } from '../auth/caller.js';
 import type { CredentialsDto } from './dto.js';
 
 /**
  * The fields the interface returns: secrets masked, the WhatsApp token, app secret and verify token
  * never shown (only whether they are set), and the URLs the providers' receipts are pushed to. Once an email
  * host is set, the TLS mode and verification show what sending uses (a default included).
+ *
+ * The SMS report URL carries the token that is the gateway's only proof (`receipts/webhooks.ts`):
+ * whoever holds it can post delivery reports for the organization, so it is shown to admins alone
+ * (null for other roles), as platform.md has it.
  */
-export function showCredentials(config: Config, creds: StoredCredentials, orgId: string): CredentialsDto {
+export function showCredentials(config: Config, creds: StoredCredentials, orgId: string, role: Role): CredentialsDto {
   return {
     sms_apiUrl: config.smsApiUrl,
     sms_apiKey: mask(creds.sms_apiKey),
@@ -28,7 +33,7 @@ export function showCredentials(config: Config, creds: StoredCredentials, orgId:
     whatsapp_app_secret_set: !!creds.whatsapp_app_secret,
     whatsapp_verify_token_set: !!creds.whatsapp_verify_token,
     whatsapp_webhookUrl: whatsappWebhookUrl(config, orgId),
-    sms_reportUrl: smsReportUrl(config, orgId),
+    sms_reportUrl: role === 'admin' ? smsReportUrl(config, orgId) : null,
   };
 }
 

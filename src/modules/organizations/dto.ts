@@ -49,7 +49,8 @@ export interface CredentialsDto {
   whatsapp_app_secret_set: boolean;
   whatsapp_verify_token_set: boolean;
   whatsapp_webhookUrl: string;
-  sms_reportUrl: string;
+  /** Admins only: null for other roles. */
+  sms_reportUrl: string | null;
 }
 
 export interface OrganizationSummary {

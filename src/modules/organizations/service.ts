@@ -17,13 +17,14 @@ import { toSummary, type OrganizationDto, type OrganizationRow } from './dto.js'
 import { organizationRows } from './queries.js';
 import { record } from '../audit/record.js';
 
-function toOrganizationDto(config: Config, row: OrganizationRow): OrganizationDto {
+/** The organization as `role` may see it: the SMS report URL, a credential of its own, is an admin's alone. */
+function toOrganizationDto(config: Config, row: OrganizationRow, role: AuthedContext['caller']['role']): OrganizationDto {
   return {
     ...toSummary(row),
     emailFromName: row.email_from_name,
     tracking: row.tracking,
     requireTwoFactor: row.require_two_factor,
-    credentials: showCredentials(config, readCredentials(config, row), row.id),
+    credentials: showCredentials(config, readCredentials(config, row), row.id, role),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -34,7 +35,7 @@ export const current = operation({
   async run(ctx) {
     const [row] = await organizationRows(ctx.db, [ctx.caller.orgId]);
     if (!row) throw notFound();
-    return toOrganizationDto(ctx.config, row);
+    return toOrganizationDto(ctx.config, row, ctx.caller.role);
   },
 });
 
@@ -94,7 +95,7 @@ export const updateCredentials = operation({
       await recordCredentialsChange(trx, ctx, before, merged);
       return writeOrganization(ctx, trx, { credentials: sealCredentials(ctx.config, merged) });
     });
-    return toOrganizationDto(ctx.config, row);
+    return toOrganizationDto(ctx.config, row, ctx.caller.role);
   },
 });
 
@@ -160,6 +161,6 @@ export const updateOrganization = operation({
       return written;
     });
     if (input.requireTwoFactor !== undefined) ctx.callers.clear();
-    return toOrganizationDto(ctx.config, row);
+    return toOrganizationDto(ctx.config, row, ctx.caller.role);
   },
 });

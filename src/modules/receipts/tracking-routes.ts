@@ -11,11 +11,12 @@ import { record, type Outcome, type Receipt } from './service.js';
  * The open pixel and tracked links of emails (platform.md, "Receipts and engagement"), reached
  * without a credential: the signed token in the path is the only authority (`delivery/tracking-tokens.ts`).
  *
- * `GET /t/o/:token` always answers the transparent pixel (a mail client shows no broken image
- * whatever the token), and records an open only for a valid one. `GET /t/c/:token` answers 302 to
- * the link the token names and records a click; a forged or altered token is 404 and redirects
- * nowhere. Neither answers 5xx for anything a client can send: a failure to record is logged and
- * the reader still gets the pixel or the link.
+ * `GET /t/o/:token` answers the transparent pixel and records an open; `GET /t/c/:token` answers
+ * 302 to the link the token names and records a click. For both, a forged or altered token (or one
+ * of the other kind) is 404 and records nothing, as platform.md has it: only a token Herald signed
+ * gets the pixel, so the path cannot be used to probe tokens or as a free image host. Neither
+ * answers 5xx for anything a client can send: a failure to record is logged and the reader still
+ * gets the pixel or the link.
  *
  * Neither answer depends on the write, so the reader gets it at once and the open or click is
  * recorded after, batched with the others arriving (`ReceiptBatcher`) as deps.background's work:
@@ -89,16 +90,14 @@ export function trackingRouter(deps: Pick<Deps, 'config' | 'db' | 'log' | 'backg
 
   router.get('/t/o/:token', async (req, res: Response) => {
     const token = read(req);
-    let recording: Promise<void> | undefined;
-    if (token?.kind === 'open') {
-      const reason = scannerReason(req);
-      const agent = reason ? agentOf(req) : '';
-      const at = new Date();
-      recording = deps.background.run(async () => {
-        if (reason) await recordScanner(token, agent, 'opened', at, reason);
-        else await recordSafely(token, { kind: 'opened', at });
-      });
-    }
+    if (token?.kind !== 'open') throw notFound('This link is not valid');
+    const reason = scannerReason(req);
+    const agent = reason ? agentOf(req) : '';
+    const at = new Date();
+    const recording = deps.background.run(async () => {
+      if (reason) await recordScanner(token, agent, 'opened', at, reason);
+      else await recordSafely(token, { kind: 'opened', at });
+    });
     if (recording) await recording;
     res
       .set({ 'Cache-Control': 'no-store, private', 'Cross-Origin-Resource-Policy': 'cross-origin', 'X-Robots-Tag': 'noindex' })

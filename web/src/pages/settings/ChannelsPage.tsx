@@ -166,9 +166,12 @@ function SmsForm({ credentials: c }: { credentials: Credentials }) {
             <TextInput label="Partner ID" value={form.sms_partnerID} onChange={set('sms_partnerID')} error={errors.sms_partnerID} />
             <TextInput label="Short code" value={form.sms_shortCode} onChange={set('sms_shortCode')} error={errors.sms_shortCode} description="The sender id messages go out from." />
           </SimpleGrid>
-          <CopyValue label="Delivery report URL" value={c.sms_reportUrl} buttonLabel="Copy delivery report URL">
-            Set it as the delivery report callback in your SMS gateway account. It carries a secret token for your organization: keep it private.
-          </CopyValue>
+          {/* Shown to admins only: the server leaves it null for other roles. */}
+          {c.sms_reportUrl && (
+            <CopyValue label="Delivery report URL" value={c.sms_reportUrl} buttonLabel="Copy delivery report URL">
+              Set it as the delivery report callback in your SMS gateway account. It carries a secret token for your organization: keep it private.
+            </CopyValue>
+          )}
           <SaveRow label="Save SMS settings" fetching={state.fetching} saved={saved} />
         </>
       )}
