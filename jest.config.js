@@ -23,10 +23,14 @@ export const shared = {
   },
 };
 
-/** The integration tier: a fresh database per run (embedded, or on DATABASE_URL's server). */
+/**
+ * The integration tier: the run's server (embedded, or DATABASE_URL's) with one migrated template
+ * database (global setup), and each test file on a copy of its own (the environment), dropped after it.
+ */
 export const integration = {
   ...shared,
   displayName: 'integration',
+  testEnvironment: '<rootDir>/tests/setup/environment.mjs',
   globalSetup: '<rootDir>/tests/setup/global-setup.mjs',
   globalTeardown: '<rootDir>/tests/setup/global-teardown.mjs',
   testMatch: ['<rootDir>/tests/**/*.test.ts'],

@@ -3,12 +3,12 @@ import { crc32 } from 'node:zlib';
 import type { Herald } from '../../src/server.js';
 import { addUser, createApiKey, heraldWithClient, ISO_MS, signupOrg, UUID_RE, type Client, type Credential, type Org, type Reply } from '../helpers/herald.js';
 import { expectError, expectValidation, expectGqlError, sortedKeys as sorted } from '../helpers/expect.js';
+import { sleep, waitFor } from '../helpers/time.js';
 
 let herald: Herald, api: Client;
 beforeAll(async () => ({ herald, api } = await heraldWithClient()));
 afterAll(() => herald?.stop());
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const KEY_RE = /^uak_[0-9A-Za-z]{38}$/;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const FORBIDDEN = 'Insufficient permissions';
@@ -378,12 +378,7 @@ describe('lastUsedAt', () => {
     const unused = await createApiKey(api, org);
     const before = Date.now();
     expect((await api.get('/contacts', { queryKey: used.key })).status).toBe(200);
-    let listed: any;
-    for (let i = 0; i < 200; i++) {
-      listed = (await listKeys(org)).find((k) => k._id === used.apiKey._id);
-      if (listed.lastUsedAt) break;
-      await sleep(50);
-    }
+    const listed = await waitFor(async () => (await listKeys(org)).find((k) => k._id === used.apiKey._id), (k) => Boolean(k.lastUsedAt), 10_000);
     expect(listed.lastUsedAt).toMatch(ISO_MS);
     expect(Date.parse(listed.lastUsedAt)).toBeGreaterThanOrEqual(Date.parse(used.apiKey.createdAt));
     expect(Date.parse(listed.lastUsedAt)).toBeLessThanOrEqual(Date.now() + 5_000);
@@ -399,11 +394,7 @@ describe('lastUsedAt', () => {
     // Give a write, were one wrongly made, the same chance the test above waits for.
     const probe = await createApiKey(api, org);
     expect((await api.get('/contacts', { apiKey: probe.key })).status).toBe(200);
-    for (let i = 0; i < 200; i++) {
-      if ((await keyRow(probe.apiKey._id)).last_used_at) break;
-      await sleep(50);
-    }
-    expect((await keyRow(probe.apiKey._id)).last_used_at).not.toBeNull();
+    expect((await waitFor(async () => keyRow(probe.apiKey._id), (row) => Boolean(row.last_used_at), 10_000)).last_used_at).not.toBeNull();
     expect((await keyRow(apiKey._id)).last_used_at).toBeNull();
   });
 });

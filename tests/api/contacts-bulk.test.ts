@@ -5,6 +5,7 @@ import { makeContact, makeGroup } from '../helpers/contacts-groups.js';
 import { expectError, expectValidation } from '../helpers/expect.js';
 import { addUser, createApiKey, heraldWithOrgs, signupOrg, type Client, type Credential, type Org } from '../helpers/herald.js';
 import { expectEachWithOrganization, tenantStatementsOf, type Statement } from '../helpers/statements.js';
+import { sleep } from '../helpers/time.js';
 
 /**
  * platform.md, "Contacts in bulk": `POST /contacts/bulk` applies one action to contacts named by id
@@ -22,7 +23,6 @@ beforeAll(async () => {
 });
 afterAll(() => herald?.stop());
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A fresh organization, so that `filter: {}` and counts are this test's own. */
 async function freshOrg() {

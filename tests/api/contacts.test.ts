@@ -12,12 +12,12 @@ import {
   sorted,
 } from '../helpers/contacts-groups.js';
 import { addUser, createApiKey, heraldWithOrgs, ISO_MS, signupOrg, UUID_RE, type Client, type Credential, type Org } from '../helpers/herald.js';
+import { sleep } from '../helpers/time.js';
 
 let herald: Herald, api: Client;
 let org: Org, other: Org; // both in country KE
 let admin: Credential;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const CONTACT_FIELDS = '_id name email phone countryCode organization tags groupIds ServiceOrganization createdAt updatedAt';
 
 beforeAll(async () => {

@@ -13,12 +13,12 @@ import {
   sorted,
 } from '../helpers/contacts-groups.js';
 import { heraldWithOrgs, ISO_MS, signupOrg, UUID_RE, type Client, type Credential, type Org } from '../helpers/herald.js';
+import { sleep } from '../helpers/time.js';
 
 let herald: Herald, api: Client;
 let org: Org, other: Org;
 let admin: Credential, otherAdmin: Credential;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const uniq = () => randomUUID().slice(0, 8);
 
 beforeAll(async () => {

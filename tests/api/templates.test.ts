@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Herald } from '../../src/server.js';
 import { compareNewestFirst, expectError, expectGqlError, expectValidation, FORBIDDEN_BODY, NOT_FOUND_BODY, nextLink, sorted } from '../helpers/contacts-groups.js';
 import { addUser, createApiKey, heraldWithOrgs, ISO_MS, signupOrg, UUID_RE, type Client, type Credential, type Org } from '../helpers/herald.js';
+import { sleep } from '../helpers/time.js';
 
 let herald: Herald, api: Client;
 let org: Org, other: Org;
@@ -10,7 +11,6 @@ let admin: Credential, otherAdmin: Credential, user: Credential, userKey: Creden
 const TEMPLATE_KEYS = ['_id', 'channel', 'content', 'createdAt', 'name', 'organization', 'subject', 'updatedAt'];
 const FIELDS = '_id name channel subject content organization createdAt updatedAt';
 const uniq = () => randomUUID().slice(0, 8);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   ({ herald, api, orgs: [org, other] } = await heraldWithOrgs(2));

@@ -15,6 +15,7 @@ import {
   type Reply,
 } from '../helpers/herald.js';
 import { ERROR_KEYS, expectError, expectValidation, expectGqlError, sortedKeys as sorted } from '../helpers/expect.js';
+import { sleep } from '../helpers/time.js';
 
 let herald: Herald, api: Client;
 beforeAll(async () => ({ herald, api } = await heraldWithClient({ TRUST_PROXY: 'true' })));
@@ -39,7 +40,6 @@ const USER_KEYS = [
 const LISTED_KEYS = ['_id', 'createdAt', 'email', 'firstName', 'isActive', 'lastName', 'organization', 'role', 'updatedAt'];
 const FORBIDDEN_BODY = { statusCode: 403, message: 'Insufficient permissions', error: 'Forbidden' };
 const NOT_FOUND_BODY = { statusCode: 404, message: 'Resource not found', error: 'Not Found' };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A 400 about one query parameter: the error shape, with or without validation `details`. */
 function expectBadParameter(res: Reply, param: string) {

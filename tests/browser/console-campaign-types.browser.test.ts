@@ -17,7 +17,7 @@ let ui: ConsoleBrowser;
 let vipGroupId: string;
 let annId: string;
 beforeAll(async () => {
-  ({ herald, api, org } = await heraldWithOrg());
+  ({ herald, api, org } = await heraldWithOrg({ workers: true }));
   const cred = { token: org.token };
   const group = await api.post('/groups', { name: 'VIPs', color: 'bg-purple-500' }, cred);
   vipGroupId = group.body._id;

@@ -14,7 +14,7 @@ let herald: Herald, api: Client, org: Org;
 let ui: ConsoleBrowser;
 let groupId: string;
 beforeAll(async () => {
-  ({ herald, api, org } = await heraldWithOrg({ env: { CAMPAIGN_INLINE_LIMIT: '0' } }));
+  ({ herald, api, org } = await heraldWithOrg({ workers: true, env: { CAMPAIGN_INLINE_LIMIT: '0' } }));
   const cred = { token: org.token };
   const group = await api.post('/groups', { name: 'Nairobi customers', color: 'bg-blue-500' }, cred);
   groupId = group.body._id;

@@ -17,7 +17,7 @@ let herald: Herald, api: Client, org: Org;
 let ui: ConsoleBrowser;
 let groupId: string;
 beforeAll(async () => {
-  ({ herald, api, org } = await heraldWithOrg());
+  ({ herald, api, org } = await heraldWithOrg({ workers: true }));
   const cred = { token: org.token };
   const group = await api.post('/groups', { name: 'Newsletter', color: 'bg-blue-500' }, cred);
   groupId = group.body._id;

@@ -1,6 +1,7 @@
 import type { Herald } from '../../src/server.js';
 import { consoleBrowser, describeInBrowser, expectAccessible, type ConsoleBrowser } from '../helpers/console.js';
 import { heraldWithClient, type Client } from '../helpers/herald.js';
+import { waitFor } from '../helpers/time.js';
 
 /**
  * A new user's first session in the console, end to end, through the controls' names only: sign up,
@@ -10,7 +11,7 @@ import { heraldWithClient, type Client } from '../helpers/herald.js';
  */
 let herald: Herald, api: Client;
 let ui: ConsoleBrowser;
-beforeAll(async () => ({ herald, api } = await heraldWithClient({ CAMPAIGN_INLINE_LIMIT: '0' })), 60_000);
+beforeAll(async () => ({ herald, api } = await heraldWithClient({ WORKERS: 'true', CAMPAIGN_INLINE_LIMIT: '0' })), 60_000);
 afterAll(() => herald?.stop());
 
 describeInBrowser('a new user’s first session in the console', () => {
@@ -98,7 +99,7 @@ describeInBrowser('a new user’s first session in the console', () => {
     await recipients.getByText('+254711000001').waitFor();
     // The sandbox's delivery reports come a moment after the send: once recorded, the page shows them.
     const logId = new URL(page.url()).pathname.split('/').pop()!;
-    for (let i = 0; i < 100 && !(await api.get(`/message-logs/${logId}/events`, { token })).body.length; i++) await new Promise((r) => setTimeout(r, 200));
+    await waitFor(() => api.get(`/message-logs/${logId}/events`, { token }), (r) => r.body.length > 0, 20_000);
     await page.reload();
     await page.getByRole('region', { name: 'Events' }).getByRole('cell', { name: 'Delivered' }).first().waitFor();
     await expectAccessible(page);

@@ -4,7 +4,7 @@ import { heraldWithOrg, type Client, type Org } from '../helpers/herald.js';
 
 let herald: Herald, api: Client, org: Org;
 let ui: ConsoleBrowser;
-beforeAll(async () => ({ herald, api, org } = await heraldWithOrg()), 60_000);
+beforeAll(async () => ({ herald, api, org } = await heraldWithOrg({ workers: true })), 60_000);
 afterAll(() => herald?.stop());
 
 const as = () => ({ token: org.token });

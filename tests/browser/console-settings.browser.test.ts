@@ -13,7 +13,7 @@ let ui: ConsoleBrowser;
 let receiver: Server, receiverUrl: string;
 
 beforeAll(async () => {
-  ({ herald, api, org } = await heraldWithOrg());
+  ({ herald, api, org } = await heraldWithOrg({ workers: true }));
   receiver = createServer((req, res) => {
     req.resume();
     req.on('end', () => res.writeHead(200, { 'content-type': 'text/plain' }).end('received'));

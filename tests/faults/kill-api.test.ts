@@ -63,7 +63,7 @@ test('kill -9 of an API process loses no acknowledged send; logs and credits agr
   const leftOpen = Number((await db('message_logs').where({ organization_id: org.orgId }).whereNull('settled_at').count({ n: '*' }).first())?.n);
 
   // A surviving process whose sweeper settles sends abandoned for more than a second.
-  survivor = await startTestHerald({ DATABASE_URL: database.url, SEND_ABANDON_SECONDS: '1', CAMPAIGN_LEASE_SECONDS: '2' });
+  survivor = await startTestHerald({ DATABASE_URL: database.url, SEND_ABANDON_SECONDS: '1', CAMPAIGN_LEASE_SECONDS: '2', WORKERS: 'true' });
   const end = Date.now() + 30_000;
   let open = leftOpen;
   while (open > 0 && Date.now() < end) {

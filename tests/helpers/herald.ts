@@ -4,13 +4,22 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config/config.js';
 import { createLogger, startHerald, type Herald } from '../../src/server.js';
-import { createDatabase, dropDatabase } from '../setup/databases.js';
+import { cloneDatabase, createDatabase, dropDatabase, migrateDatabase } from '../setup/databases.js';
 import { assertConforms } from './conformance.js';
+
+export { sleep, waitFor, expectQuiet } from './time.js';
 
 export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
 export const TEST_CREDENTIALS_KEY = '0'.repeat(64);
 
-/** A real Herald on an ephemeral port, on the test run's database. */
+/**
+ * A real Herald on an ephemeral port, on the test file's database, without queue workers: a file
+ * that needs jobs run (campaigns past the inline limit, imports, webhook deliveries, sandbox
+ * receipts, recurring and automated runs) asks for them with `{ WORKERS: 'true' }` (or
+ * `heraldWithOrgs(n, { workers: true })`) and lives in tests/workers/ (the console's in
+ * tests/browser/). Without workers a Herald starts and stops sooner, and no job of a test runs
+ * behind the next one's back.
+ */
 export async function startTestHerald(env: Record<string, string> = {}): Promise<Herald> {
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -22,6 +31,7 @@ export async function startTestHerald(env: Record<string, string> = {}): Promise
     CREDENTIALS_KEY: TEST_CREDENTIALS_KEY,
     BCRYPT_ROUNDS: '4',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    WORKERS: 'false',
     ...env,
   });
   return watchedStop(await startHerald(config, createLogger(config)));
@@ -92,7 +102,9 @@ export function client(baseUrl: string) {
     } catch {
       /* not JSON: keep the text */
     }
-    assertConforms(method, p, res.status, res.headers, parsed);
+    // Checked against the path the request reached: fetch resolves dot segments (`/a/%2e%2e` is `/`).
+    const reached = new URL(url);
+    assertConforms(method, reached.pathname + reached.search, res.status, res.headers, parsed);
     return { status: res.status, headers: res.headers, body: parsed as T };
   }
   return {
@@ -177,6 +189,8 @@ export async function heraldWithClient(env: Record<string, string> = {}): Promis
 export interface HeraldOptions {
   /** Environment for `startTestHerald`. */
   env?: Record<string, string>;
+  /** Run the queue's workers in the Herald (`WORKERS=true`); test Heralds have none by default. */
+  workers?: boolean;
   /** Overrides for every organization's signup body. */
   signup?: Record<string, unknown>;
 }
@@ -189,8 +203,8 @@ export interface HeraldOptions {
  *   beforeAll(async () => ({ herald, api, orgs: [org, other] } = await heraldWithOrgs(2)));
  *   afterAll(() => herald?.stop());
  */
-export async function heraldWithOrgs(count: number, { env = {}, signup = {} }: HeraldOptions = {}): Promise<TestHerald & { orgs: Org[] }> {
-  const t = await heraldWithClient(env);
+export async function heraldWithOrgs(count: number, { env = {}, signup = {}, workers }: HeraldOptions = {}): Promise<TestHerald & { orgs: Org[] }> {
+  const t = await heraldWithClient(workers ? { WORKERS: 'true', ...env } : env);
   try {
     return { ...t, orgs: await Promise.all(Array.from({ length: count }, () => signupOrg(t.api, signup))) };
   } catch (err) {
@@ -219,32 +233,20 @@ export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
- * A database of its own for tests that start their own worker processes, so that the workers of
- * other test files running at the same time can not take their jobs.
+ * A database of its own, beside the test file's, for a test that needs a queue or tables no other
+ * test of its file touches (worker processes it kills and replaces): a copy of the run's template
+ * (on a Citus coordinator, created and migrated, see tests/setup/environment.mjs). `drop` drops it;
+ * the run's global teardown drops it too if the file never does.
  */
 export async function isolatedDatabase(label: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const { execFileSync } = await import('node:child_process');
-  const base = new URL(process.env.HERALD_TEST_DATABASE_URL!);
-  const admin = new URL(base);
-  admin.pathname = '/postgres';
-  const name = `${base.pathname.slice(1)}_${label}`;
-  const url = await createDatabase(admin.toString(), name);
-  execFileSync(process.execPath, ['--import', 'tsx', 'src/cli/migrate.ts'], {
-    env: { ...process.env, DATABASE_URL: url, NODE_OPTIONS: '', DATA_DIR: mkdtempSync(path.join(tmpdir(), 'herald-test-data-')) },
-    stdio: 'pipe',
-  });
-  return { url, drop: () => dropDatabase(admin.toString(), name) };
+  const admin = process.env.HERALD_TEST_ADMIN_URL!;
+  const template = process.env.HERALD_TEST_TEMPLATE;
+  const name = `${new URL(process.env.HERALD_TEST_DATABASE_URL!).pathname.slice(1)}_${label}`.slice(0, 63);
+  const url = template ? await cloneDatabase(admin, template, name) : await migrated(await createDatabase(admin, name));
+  return { url, drop: () => dropDatabase(admin, name) };
 }
 
-/** Calls `fn` every 100 ms until `ok` holds of its value or `ms` have passed; returns the last value. */
-export async function waitFor<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const migrated = async (url: string) => (await migrateDatabase(url), url);
 
 /** A Herald on a database of its own (`isolatedDatabase`); `stop` stops it and drops the database. */
 export async function startIsolatedHerald(label: string, env: Record<string, string> = {}) {

@@ -9,7 +9,7 @@ let api: Client;
 let stop: () => Promise<void>;
 
 beforeAll(async () => {
-  ({ herald, api, stop } = await startIsolatedHerald('sweeper', { CAMPAIGN_LEASE_SECONDS: '2', CAMPAIGN_INLINE_LIMIT: '0' }));
+  ({ herald, api, stop } = await startIsolatedHerald('sweeper', { WORKERS: 'true', CAMPAIGN_LEASE_SECONDS: '2', CAMPAIGN_INLINE_LIMIT: '0' }));
 }, 60_000);
 
 afterAll(() => stop());
@@ -59,13 +59,7 @@ test('a batch left mid-send by a dead worker in a campaign canceled since is set
   });
   const before = (await api.get('/organizations/current', { token: org.token })).body.credits;
 
-  const end = Date.now() + 30_000;
-  let batch: any;
-  while (Date.now() < end) {
-    batch = await herald.db('campaign_batches').where({ organization_id: org.orgId, campaign_id: campaignId }).first();
-    if (batch.status === 'settled') break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  const batch = await waitFor(async () => herald.db('campaign_batches').where({ organization_id: org.orgId, campaign_id: campaignId }).first(), (b) => b.status === 'settled');
   expect(batch).toMatchObject({ status: 'settled', sent: 0, failed: 2 });
   const logs = (await api.get(`/message-logs?campaignId=${campaignId}`, { token: org.token })).body;
   expect(logs).toHaveLength(1);

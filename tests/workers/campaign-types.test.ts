@@ -20,7 +20,7 @@ const ENV = { CAMPAIGN_INLINE_LIMIT: '5', CAMPAIGN_LEASE_SECONDS: '2' };
 // other test files (on the wall clock, they would find a run early and queue it again for its time).
 beforeAll(async () => {
   database = await isolatedDatabase('campaign_types');
-  herald = await startTestHerald({ ...ENV, DATABASE_URL: database.url });
+  herald = await startTestHerald({ ...ENV, DATABASE_URL: database.url, WORKERS: 'true' });
   api = client(herald.url);
 });
 afterAll(async () => {
@@ -220,7 +220,7 @@ describe('recurring campaigns over a fake clock', () => {
     await launch(org, c._id);
     expect((await campaignOf(org, c._id)).recurrence.nextRunAt).toBe('2027-04-05T06:00:00.000Z');
     await herald.stop();
-    herald = await startTestHerald({ ...ENV, DATABASE_URL: database.url });
+    herald = await startTestHerald({ ...ENV, DATABASE_URL: database.url, WORKERS: 'true' });
     api = client(herald.url);
     expect(await runDueJob(c._id)).toBe('2027-04-05T06:00:00.000Z');
     const runs = await waitFor(() => runsOf(org, c._id), (r) => r[0]?.status === 'completed');

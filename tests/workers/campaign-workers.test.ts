@@ -1,5 +1,6 @@
 import type { Herald } from '../../src/server.js';
 import { client, isolatedDatabase, signupOrg, startTestHerald, type Client, type Org } from '../helpers/herald.js';
+import { sleep, waitFor } from '../helpers/time.js';
 import { workerProcesses } from '../helpers/workers.js';
 
 // Real worker processes (`npm run worker`) on a database of their own: two of them sharing one
@@ -40,12 +41,7 @@ async function launchBigCampaign(): Promise<{ org: Org; campaignId: string }> {
 }
 
 async function waitForCompletion(org: Org, campaignId: string, ms = 90_000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const res = await api.get(`/campaigns/${campaignId}`, { token: org.token });
-    if (res.body.status === 'completed' || Date.now() > end) return res.body;
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  return (await waitFor(() => api.get(`/campaigns/${campaignId}`, { token: org.token }), (res) => res.body.status === 'completed', ms)).body;
 }
 
 /** Every recipient of the campaign appears in exactly one log entry, and credits match what was logged. */
@@ -82,15 +78,13 @@ test('kill -9 of the worker halfway: a new worker finishes, every recipient logg
   const { org, campaignId } = await launchBigCampaign();
   // Five chunks of 1,000, one at a time, 500 ms each: about 2.5 s of sending to interrupt.
   const victim = startWorker(500, 1);
-  // Wait until sending is under way, then kill at a random point of the run.
-  const start = Date.now();
-  for (;;) {
-    const [{ n }] = (await herald.db.raw(`SELECT coalesce(sum(sent), 0)::int AS n FROM campaign_batches WHERE campaign_id = ? AND status = 'settled'`, [campaignId])).rows;
-    if (n > 0 || Date.now() - start > 30_000) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  await new Promise((r) => setTimeout(r, 100 + Math.floor(Math.random() * 1200)));
-  const [{ n: sentBefore }] = (await herald.db.raw(`SELECT coalesce(sum(sent), 0)::int AS n FROM campaign_batches WHERE campaign_id = ? AND status = 'settled'`, [campaignId])).rows;
+  // Kill at a random point of the run: after one to three chunks have settled, somewhere in the next.
+  const settled = async () =>
+    (await herald.db.raw(`SELECT coalesce(sum(sent), 0)::int AS n FROM campaign_batches WHERE campaign_id = ? AND status = 'settled'`, [campaignId])).rows[0].n as number;
+  const chunks = 1 + Math.floor(Math.random() * 3);
+  expect(await waitFor(settled, (n) => n >= chunks * 1000, 30_000)).toBeGreaterThanOrEqual(chunks * 1000);
+  await sleep(Math.floor(Math.random() * 400));
+  const sentBefore = await settled();
   await workers.stop(victim, 'SIGKILL');
   expect(sentBefore).toBeLessThan(RECIPIENTS);
   const successor = startWorker();
@@ -112,8 +106,7 @@ test('a worker signalled while it starts stops once started, as any stop: exit c
     (await herald.db.raw('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = ? AND application_name = ?', [url.pathname.slice(1), name])).rows[0].n as number;
   const worker = workers.start({ DATABASE_URL: url.toString() });
   // Its first connection: it is opening its runtime (migrations, then one lane after another).
-  let seen = 0;
-  for (const end = Date.now() + 30_000; seen === 0 && Date.now() < end; seen = await connections()) await new Promise((r) => setTimeout(r, 10));
+  const seen = await waitFor(connections, (n) => n > 0, 30_000);
   expect(seen).toBeGreaterThan(0);
   await workers.stop(worker, 'SIGTERM');
   expect({ code: worker.exitCode, signal: worker.signalCode }).toEqual({ code: 0, signal: null });

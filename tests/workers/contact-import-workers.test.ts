@@ -1,16 +1,14 @@
-import { readFileSync } from 'node:fs';
-import type { ChildProcess } from 'node:child_process';
 import type { Herald } from '../../src/server.js';
 import { client, isolatedDatabase, signupOrg, startTestHerald, waitFor, type Client, type Org } from '../helpers/herald.js';
 import { workerProcesses } from '../helpers/workers.js';
 
 /**
- * A contact import of 1,000,000 rows run by real worker processes (`npm run worker`): the file is
- * streamed (the worker's memory stays bounded whatever the file's size), and a worker killed with
- * SIGKILL halfway leaves only whole batches; another takes the import over after the lease and
- * finishes it, every row imported once.
+ * A contact import run by real worker processes (`npm run worker`): a worker killed with SIGKILL
+ * halfway leaves only whole batches; another takes the import over after the lease and finishes it,
+ * every row imported once. The size is enough for many batches on either side of the kill; what a
+ * million rows cost in time and memory is bench/import's to measure.
  */
-const ROWS = 1_000_000;
+const ROWS = 200_000;
 let db: { url: string; drop(): Promise<void> };
 let herald: Herald;
 let api: Client;
@@ -29,25 +27,6 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/** The resident memory of a process, in MiB (Linux). */
-const rssMiB = (child: ChildProcess) => {
-  try {
-    return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))![1]) / 1024;
-  } catch {
-    return 0;
-  }
-};
-
-/** Samples a process's memory until stopped; answers the peak. */
-function peakOf(child: ChildProcess) {
-  let peak = 0;
-  const timer = setInterval(() => (peak = Math.max(peak, rssMiB(child))), 100);
-  return () => {
-    clearInterval(timer);
-    return peak;
-  };
-}
-
 const counts = async (org: Org, importId: string) => {
   const [row] = (
     await herald.db.raw(
@@ -61,7 +40,7 @@ const counts = async (org: Org, importId: string) => {
   return row as { contacts: number; addresses: number; created: number; status: string; merged_through: string | null };
 };
 
-test('1,000,000 rows: bounded memory; kill -9 mid-merge leaves whole batches, a new worker finishes, each row once', async () => {
+test('200,000 rows: kill -9 mid-merge leaves whole batches, a new worker finishes, each row once', async () => {
   const org = await signupOrg(api);
   const lines = ['name,email,attributes.n'];
   for (let i = 0; i < ROWS; i++) lines.push(`Person ${i},person.${i}@example.com,${i}`);
@@ -71,9 +50,8 @@ test('1,000,000 rows: bounded memory; kill -9 mid-merge leaves whole batches, a 
   const id = upload.body._id as string;
 
   const victim = workers.start();
-  const victimPeak = peakOf(victim);
   // Killed once some batches are merged and others are not.
-  const mid = await waitFor(() => counts(org, id), (c) => c.created >= 100_000, 240_000);
+  const mid = await waitFor(() => counts(org, id), (c) => c.created >= 50_000, 120_000);
   expect(mid.status).toBe('running');
   await workers.stop(victim, 'SIGKILL');
   const atKill = await counts(org, id);
@@ -82,19 +60,15 @@ test('1,000,000 rows: bounded memory; kill -9 mid-merge leaves whole batches, a 
   expect(atKill.created).toBeLessThan(ROWS);
 
   const successor = workers.start();
-  const successorPeak = peakOf(successor);
   const done = await waitFor(() => api.get(`/contact-imports/${id}`, { token: org.token }), (r) => r.body.status === 'completed', 300_000);
   expect(done.body).toMatchObject({ status: 'completed', rowsTotal: ROWS, created: ROWS, updated: 0, failed: 0 });
   const end = await counts(org, id);
   expect(end).toMatchObject({ contacts: ROWS, addresses: ROWS });
-  // Streamed: an idle worker is ~200 MiB; one holding the file and its million rows would pass 1 GiB.
-  const peaks = [victimPeak(), successorPeak()];
-  expect(Math.max(...peaks)).toBeLessThan(512);
   await workers.stop(successor);
-}, 600_000);
+}, 300_000);
 
 test('a worker told to stop (SIGTERM) mid-import gives it up: another worker resumes it at once, not after the lease, each row once', async () => {
-  const rows = 200_000;
+  const rows = 100_000;
   const org = await signupOrg(api);
   const lines = ['name,email'];
   for (let i = 0; i < rows; i++) lines.push(`Stopped ${i},stopped.${i}@example.com`);

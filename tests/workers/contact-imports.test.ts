@@ -16,7 +16,7 @@ import * as importSql from '../../src/modules/contact-imports/sql.js';
 let herald: Herald, api: Client, org: Org, other: Org;
 let admin: Credential;
 beforeAll(async () => {
-  ({ herald, api, orgs: [org, other] } = await heraldWithOrgs(2));
+  ({ herald, api, orgs: [org, other] } = await heraldWithOrgs(2, { workers: true }));
   admin = { token: org.token };
 });
 afterAll(() => herald?.stop());
@@ -359,7 +359,7 @@ describe('an import and sending', () => {
    * the only one, and a campaign launched meanwhile waited for the import to end.
    */
   test('a campaign is sent while an import runs', async () => {
-    const isolated = await startIsolatedHerald('imports_lane', { WORKER_CONCURRENCY: '1', CAMPAIGN_INLINE_LIMIT: '0' });
+    const isolated = await startIsolatedHerald('imports_lane', { WORKERS: 'true', WORKER_CONCURRENCY: '1', CAMPAIGN_INLINE_LIMIT: '0' });
     const holder = new pg.Client({ connectionString: isolated.db.url });
     try {
       const o = await signupOrg(isolated.api);

@@ -5,15 +5,16 @@ import { startWebhookReceiver, verifies, type ReceivedWebhook, type WebhookRecei
 import { expectError, expectValidation } from '../helpers/expect.js';
 import { addUser, createApiKey, heraldWithOrgs, isolatedDatabase, ISO_MS, signupOrg, UUID_RE, waitFor, type Client, type Credential, type Org, type Reply } from '../helpers/herald.js';
 import { workerProcesses } from '../helpers/workers.js';
+import { expectQuiet } from '../helpers/time.js';
 
 /**
  * platform.md, "Outbound webhooks": endpoints over REST, and deliveries end to end to a real HTTP
  * receiver (tests/fakes/webhook-receiver.ts) that checks every signature with the
  * `standardwebhooks` package. Retries are one second apart and attempts time out after one.
  *
- * Each Herald is on a database of its own: deliveries are jobs, and a Herald of another test file
- * on the shared database (with the default schedule, timeout and no private-host check) must not
- * take them. Tests that deliver use an organization of their own, so that one test's endpoints
+ * Deliveries are jobs: the file's Herald runs them (`workers: true`), and the Heralds of the
+ * describes below with other settings are each on a database of their own, so that they do not take
+ * the file's. Tests that deliver use an organization of their own, so that one test's endpoints
  * never receive another's events.
  */
 
@@ -22,14 +23,12 @@ const FORBIDDEN = 'Insufficient permissions';
 const SECRET_RE = /^whsec_[A-Za-z0-9+/]{43}=$/;
 const ADDRESS = 'reader@example.com';
 
-let db: Awaited<ReturnType<typeof isolatedDatabase>>;
 let herald: Herald, api: Client;
 let org: Org, other: Org;
 const receivers: WebhookReceiver[] = [];
 
 beforeAll(async () => {
-  db = await isolatedDatabase(`webhooks_${process.pid}`);
-  ({ herald, api, orgs: [org, other] } = await heraldWithOrgs(2, { env: { DATABASE_URL: db.url, ...ENV } }));
+  ({ herald, api, orgs: [org, other] } = await heraldWithOrgs(2, { workers: true, env: ENV }));
   // The key of every endpoint run queued (a wake's add_job inserts a job, or replaces a waiting one),
   // for a test that shows a campaign's settles queue none. Made once, before any delivery.
   await herald.db.raw(`
@@ -45,10 +44,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await herald?.stop();
   await Promise.all(receivers.map((r) => r.stop()));
-  await db?.drop();
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const admin = (o: Org): Credential => ({ token: o.token });
 
 async function newReceiver(): Promise<WebhookReceiver> {
@@ -117,6 +114,9 @@ const waitForAttempts = (o: Org, endpointId: string, n: number) => waitFor(() =>
 const waitForSettled = (o: Org, eventId: string, endpointId: string) =>
   waitFor(() => eventOf(o, eventId), (e) => e.deliveries?.some((d: any) => d.endpointId === endpointId && d.status !== 'pending'));
 const deliveryTo = (event: any, endpointId: string) => event.deliveries.find((d: any) => d.endpointId === endpointId);
+/** Delivery runs of the endpoint queued or running. */
+const queuedRuns = async (endpointId: string) =>
+  (await herald.db.raw('SELECT count(*)::int AS n FROM graphile_worker._private_jobs WHERE key = ?', [`webhooks-deliver:${endpointId}`])).rows[0].n as number;
 const ofType = (type: string) => (r: ReceivedWebhook) => r.body?.type === type;
 const signatures = (r: ReceivedWebhook) => String(r.headers['webhook-signature']).split(' ');
 
@@ -443,8 +443,9 @@ describe('deliveries', () => {
     // Again (already out), and back in: neither is an unsubscription.
     expect((await api.put(`/contacts/${contact.body._id}`, leave, admin(o))).status).toBe(200);
     expect((await api.put(`/contacts/${contact.body._id}`, { subscriptions: { email: 'subscribed' } }, admin(o))).status).toBe(200);
-    await sleep(1500);
-    expect(receiver.requests.map((r) => r.body.type)).toEqual(['contact.unsubscribed']);
+    // The events are written with the changes, before their answers: still the one.
+    expect((await api.get('/webhook-events', admin(o))).body.map((e: any) => e.type)).toEqual(['contact.unsubscribed']);
+    expect(await expectQuiet(() => receiver.requests.map((r) => r.body.type))).toEqual(['contact.unsubscribed']);
   });
 
   test('an endpoint gets only the event types it subscribed to', async () => {
@@ -493,8 +494,9 @@ describe('deliveries', () => {
       failuresInARow: 0,
       failingSince: null,
     });
-    await sleep(1500);
-    expect(receiver.requests).toHaveLength(3);
+    // Nothing is left queued for the endpoint, and nothing more arrives.
+    expect(await waitFor(() => queuedRuns(endpoint._id), (n) => n === 0, 10_000)).toBe(0);
+    expect(await expectQuiet(() => receiver.requests.length)).toBe(3);
   });
 
   test('attempts that could not be kept are posted again at once with the same webhook-id, not after their lease', async () => {
@@ -549,10 +551,13 @@ describe('deliveries', () => {
     expect(disabled.disabledReason.length).toBeGreaterThan(0);
     const event = await waitForSettled(o, request.id!, endpoint._id);
     expect(deliveryTo(event, endpoint._id)).toMatchObject({ status: 'failed', attempts: 1, nextAttemptAt: null, lastResponseStatus: 410 });
-    // Longer than the schedule's next step: nothing more arrives, and new events are not sent.
+    // Nothing more arrives, and new events are not sent: an endpoint still enabled (the witness)
+    // gets the next event, and by then the disabled one would have been given it too.
+    expect(await waitFor(() => queuedRuns(endpoint._id), (n) => n === 0, 10_000)).toBe(0);
+    const { receiver: witness } = await hooked({ eventTypes: ['message.sent'] }, o);
     await sendEmail(o);
-    await sleep(2500);
-    expect(receiver.requests).toHaveLength(1);
+    await witness.waitForRequest(ofType('message.sent'));
+    expect(await expectQuiet(() => receiver.requests.length)).toBe(1);
 
     const enabled = await api.put(`/webhooks/${endpoint._id}`, { enabled: true }, admin(o));
     expect(enabled.body).toMatchObject({ enabled: true, disabledReason: null });
@@ -710,7 +715,7 @@ describe('with BLOCK_PRIVATE_HOSTS', () => {
 
   beforeAll(async () => {
     blockedDb = await isolatedDatabase(`webhooks_blocked_${process.pid}`);
-    ({ herald: blocked, api: blockedApi, orgs: [owner] } = await heraldWithOrgs(1, { env: { DATABASE_URL: blockedDb.url, ...ENV, BLOCK_PRIVATE_HOSTS: 'true' } }));
+    ({ herald: blocked, api: blockedApi, orgs: [owner] } = await heraldWithOrgs(1, { workers: true, env: { DATABASE_URL: blockedDb.url, ...ENV, BLOCK_PRIVATE_HOSTS: 'true' } }));
   }, 60_000);
   afterAll(async () => {
     await blocked?.stop();

@@ -41,6 +41,7 @@ beforeAll(async () => {
     WHATSAPP_API_URL: wa.url,
     PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS),
     CAMPAIGN_INLINE_LIMIT: '0',
+    WORKERS: 'true',
   });
   api = client(herald.url);
 }, 60_000);

@@ -11,7 +11,7 @@ let herald: Herald, api: Client, org: Org, other: Org;
 let receiver: WebhookReceiver;
 
 beforeAll(async () => {
-  ({ herald, api, orgs: [org, other] } = await heraldWithOrgs(2, { env: { WEBHOOK_RETRY_SCHEDULE: '1,1', WEBHOOK_TIMEOUT_MS: '1000' } }));
+  ({ herald, api, orgs: [org, other] } = await heraldWithOrgs(2, { workers: true, env: { WEBHOOK_RETRY_SCHEDULE: '1,1', WEBHOOK_TIMEOUT_MS: '1000' } }));
   receiver = await startWebhookReceiver();
 });
 afterAll(async () => {

@@ -10,7 +10,7 @@ import { startTestHerald, uniqueEmail } from '../helpers/herald.js';
 /**
  * platform.md, "API description and operations": a client generated from `/openapi.json` by tools
  * nobody on this project wrote (`openapi-typescript` for the types, `openapi-fetch` for the calls)
- * type-checks and runs the README's sandbox session (`tests/openapi-client/session.ts`).
+ * type-checks and runs the README's sandbox session (`tests/api/openapi-client/session.ts`, left beside the API tier's files where tsconfig.json leaves it out).
  */
 
 const execute = promisify(execFile);
@@ -19,7 +19,7 @@ let herald: Herald;
 let dir: string;
 
 beforeAll(async () => {
-  herald = await startTestHerald({ DELIVERY_MODE: 'sandbox' });
+  herald = await startTestHerald({ DELIVERY_MODE: 'sandbox', WORKERS: 'true' });
   // Inside the checkout, so that the session finds `openapi-fetch` in its node_modules.
   dir = path.join(ROOT, 'node_modules', '.cache', `herald-openapi-client-${process.pid}`);
   mkdirSync(dir, { recursive: true });
