@@ -14,7 +14,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
  * database is a Citus coordinator (it has the `citus` extension and nodes), the new database joins
  * the same cluster: the extension, the coordinator and the same workers. The workers must have the
  * database (CREATE DATABASE propagates with `citus.enable_create_database_propagation`) and the
- * `citus` extension in it (install it in the workers' `template1`); see the README, "Scaling out".
+ * `citus` extension in it (install it in the workers' `template1`); see docs/operations.md, "Scaling out".
  * Herald's migrations then lay the tables out on the cluster (`src/db/citus.ts`).
  */
 export async function createDatabase(adminUrl: string, name: string): Promise<string> {

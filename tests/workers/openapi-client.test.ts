@@ -10,7 +10,7 @@ import { startTestHerald, uniqueEmail } from '../helpers/herald.js';
 /**
  * platform.md, "API description and operations": a client generated from `/openapi.json` by tools
  * nobody on this project wrote (`openapi-typescript` for the types, `openapi-fetch` for the calls)
- * type-checks and runs the README's sandbox session (`tests/api/openapi-client/session.ts`, left beside the API tier's files where tsconfig.json leaves it out).
+ * type-checks and runs the README's sandbox session (`tests/workers/openapi-client/session.ts`).
  */
 
 const execute = promisify(execFile);
@@ -29,11 +29,11 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-test('a client generated from the document type-checks and runs the README session', async () => {
+test('a client generated from the document type-checks and runs the sandbox session of the README', async () => {
   const document = (await (await fetch(`${herald.url}/openapi.json`)).json()) as Parameters<typeof openapiTS>[0];
   writeFileSync(path.join(dir, 'schema.ts'), astToString(await openapiTS(document)));
   // `.mts`: an ES module wherever it is put (its top-level awaits need one).
-  copyFileSync(path.join(ROOT, 'tests', 'api', 'openapi-client', 'session.ts'), path.join(dir, 'session.mts'));
+  copyFileSync(path.join(ROOT, 'tests', 'workers', 'openapi-client', 'session.ts'), path.join(dir, 'session.mts'));
   writeFileSync(
     path.join(dir, 'tsconfig.json'),
     JSON.stringify({
