@@ -224,6 +224,13 @@ const CERTIFICATE_CODES = new Set([
   'INVALID_PURPOSE',
 ]);
 
+/**
+ * OpenSSL's reason for refusing a certificate, without the hint newer Node versions append to it
+ * (`; if the root CA is installed locally, try running Node.js with --use-system-ca`): the remedy
+ * here is the organization's own setting, named after it, and the reason reads the same on every Node.
+ */
+const certificateReason = (message = '') => message.replace(/;\s*if the root CA is installed locally.*$/s, '').trim();
+
 /** Why a message failed; `setup` when it was the connection's TLS or AUTH, not the message or its recipient. */
 function describeFailure(err: unknown, context: { deadlineMs: number; port: number; secure: EmailSecure }): { error: string; retryable: boolean; setup?: boolean } {
   const e = (err ?? {}) as SmtpError;
@@ -231,7 +238,7 @@ function describeFailure(err: unknown, context: { deadlineMs: number; port: numb
   // Configuration errors: every attempt would meet the same certificate or the same server, so
   // they are final, and the reason says which credential changes the outcome.
   if (CERTIFICATE_CODES.has(code)) {
-    return { error: `TLS: ${e.message}; set email_tls_ca or email_tls_verify`, retryable: false, setup: true };
+    return { error: `TLS: ${certificateReason(e.message)}; set email_tls_ca or email_tls_verify`, retryable: false, setup: true };
   }
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
     return { error: `TLS: ${e.message?.trim()}; set email_host to a name the certificate lists, or email_tls_verify`, retryable: false, setup: true };
