@@ -98,7 +98,7 @@ export function trackingRouter(deps: Pick<Deps, 'config' | 'db' | 'log' | 'backg
       if (reason) await recordScanner(token, agent, 'opened', at, reason);
       else await recordSafely(token, { kind: 'opened', at });
     });
-    if (recording) await recording;
+    await recording;
     res
       .set({ 'Cache-Control': 'no-store, private', 'Cross-Origin-Resource-Policy': 'cross-origin', 'X-Robots-Tag': 'noindex' })
       .type('image/gif')
@@ -119,7 +119,7 @@ export function trackingRouter(deps: Pick<Deps, 'config' | 'db' | 'log' | 'backg
       const outcome = await recordSafely(token, { kind: 'clicked', at, data: { url: token.url }, sentBefore: new Date(at.getTime() - SCANNER_WINDOW_MS) });
       if (outcome === 'unknown' && (await sentWithin(token, at))) await recordScanner(token, agent, 'clicked', at, 'too-soon');
     });
-    if (recording) await recording;
+    await recording;
     res.set({ 'Cache-Control': 'no-store, private', 'X-Robots-Tag': 'noindex', 'Referrer-Policy': 'no-referrer' }).redirect(302, token.url);
   });
 
