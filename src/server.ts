@@ -13,10 +13,11 @@ import { createApp } from './http/app.js';
 import { serveMetrics, type MetricsServer } from './http/metrics.js';
 import { readQueueDepth } from './jobs/metrics.js';
 import { createQueue, migrateQueue } from './jobs/queue.js';
-import { startWorkerLanes, type Workers } from './jobs/worker.js';
+import { KILL_JOBS_AFTER_MS, startWorkerLanes, type Workers } from './jobs/worker.js';
 import { readAtScrape, recordPoolUse, startProcessMetrics } from './lib/metrics.js';
 import { Background } from './lib/background.js';
-import { workerLanes } from './tasks.js';
+import { sendDispatcher, workerLanes } from './tasks.js';
+import { readSendQueue, type Dispatcher } from './delivery/scheduler.js';
 import { KeyUsage } from './modules/api-keys/usage.js';
 import { CallerCache } from './modules/auth/caller-cache.js';
 import { ProgressListener } from './modules/campaigns/progress-listener.js';
@@ -103,11 +104,30 @@ export async function openRuntime(config: Config, log: Logger, withWorkers: bool
   // This process's metrics: its pool and the queue are read when they are scraped.
   startProcessMetrics();
   // The pool is read first, before the queue's reading takes a connection of it.
-  const unread = [readAtScrape(() => recordPoolUse(poolUse(db))), readAtScrape(readQueueDepth(db, lanes.flatMap((lane) => Object.keys(lane.tasks))))];
+  const unread = [
+    readAtScrape(() => recordPoolUse(poolUse(db))),
+    readAtScrape(readQueueDepth(db, lanes.flatMap((lane) => Object.keys(lane.tasks)))),
+    readAtScrape(() => readSendQueue(db)),
+  ];
   // Served before the workers start: a worker process's first jobs are in its metrics, and can be
   // scraped as soon as they have run (its lanes start one after another).
   const metrics = config.metricsPort === undefined ? null : await serveMetrics(config.metricsPort, config.host);
-  const workers = withWorkers ? await startWorkerLanes(deps, url, lanes, onStart) : null;
+  const lanesRunning = withWorkers ? await startWorkerLanes(deps, url, lanes, onStart) : null;
+  let dispatcher: Dispatcher | null = null;
+  if (lanesRunning) {
+    dispatcher = sendDispatcher(deps, url);
+    try {
+      await dispatcher.start();
+    } catch (err) {
+      await lanesRunning.stop();
+      throw err;
+    }
+  }
+  const workers: Workers | null = lanesRunning && {
+    async stop() {
+      await Promise.all([dispatcher!.stop(KILL_JOBS_AFTER_MS), lanesRunning.stop()]);
+    },
+  };
   return {
     deps,
     databaseUrl: url,

@@ -2,6 +2,8 @@ import type { Deps } from './context.js';
 import { timedTasks } from './jobs/metrics.js';
 import type { WorkerLane } from './jobs/worker.js';
 import { sweeper } from './jobs/sweeper.js';
+import { Dispatcher } from './delivery/scheduler.js';
+import { serveTurn } from './modules/campaigns/batches.js';
 import { campaignTasks, sweepCampaigns } from './modules/campaigns/tasks.js';
 import { importTasks, sweepImports } from './modules/contact-imports/tasks.js';
 import { sweepSends } from './modules/notifications/tasks.js';
@@ -34,4 +36,18 @@ export function workerLanes(deps: Deps): { lanes: WorkerLane[]; onStart: () => P
     ],
     onStart: sweep.schedule,
   };
+}
+
+/**
+ * The delivery engine's dispatcher of a worker process: `WORKER_CONCURRENCY` turns at once, taken
+ * fairly across organizations from the send queue, each serving a campaign's (or run's) batches.
+ */
+export function sendDispatcher(deps: Deps, connectionString: string): Dispatcher {
+  return new Dispatcher({
+    db: deps.db,
+    log: deps.log.child({ component: 'dispatcher' }),
+    connectionString,
+    slots: deps.config.workerConcurrency,
+    serve: (turn) => serveTurn(deps, turn),
+  });
 }

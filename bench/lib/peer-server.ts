@@ -5,14 +5,21 @@
 //   GET /info     -> { smtpPort } or { url }: where to send
 //   GET /stats    -> { messages, connections } (smtp) or { calls, messages } (sms), since the last reset
 //   POST /reset   -> forgets what was received
+// For `PEER=sms` also:
+//   LATENCY_MS=50                  every gateway call answers after that many ms (default: at once)
+//   GET /stats?partnerID=<id>      the same counts for that gateway account's messages only
+//   GET /arrivals?partnerID=<id>   [[at, messages], ...]: each call's arrival (ms since the epoch)
+//                                  and how many of the account's messages it carried
 import { createServer } from 'node:http';
-import { startSmsGatewayFake } from '../../tests/fakes/sms-gateway-fake.js';
+import { startSmsGatewayFake, type SmsCall } from '../../tests/fakes/sms-gateway-fake.js';
 import { startSmtpSink } from '../../tests/fakes/smtp-sink.js';
 
 const peer = process.env.PEER;
 let info: unknown;
-let stats: () => unknown;
+let stats: (partnerID?: string | null) => unknown;
 let reset: () => void;
+/** Answers for paths other than /info, /stats, /health and /reset (null: 404). */
+let extra: (path: string, query: URLSearchParams) => unknown = () => null;
 if (peer === 'smtp') {
   const sink = await startSmtpSink();
   info = { smtpPort: sink.port };
@@ -20,20 +27,37 @@ if (peer === 'smtp') {
   reset = () => void (sink.messages.length = 0);
 } else if (peer === 'sms') {
   const gateway = await startSmsGatewayFake();
+  const latency = Number(process.env.LATENCY_MS ?? 0);
+  if (latency > 0) gateway.setBehaviour({ kind: 'delay', ms: latency });
   info = { url: gateway.url };
-  stats = () => ({
-    calls: gateway.calls.length,
-    messages: gateway.calls.reduce((n, c) => n + (Array.isArray(c.body?.smslist) ? c.body.smslist.length : 1), 0),
-    mobiles: new Set(gateway.calls.flatMap((c) => (Array.isArray(c.body?.smslist) ? c.body.smslist.map((s: { mobile: string }) => s.mobile) : [c.body?.mobile]))).size,
-    bulkSizes: [...new Set(gateway.calls.map((c) => c.body?.count ?? 1))],
-  });
-  reset = () => void (gateway.calls.length = 0);
+  type Message = { mobile: string; partnerID: string };
+  const messagesOf = (c: SmsCall): Message[] =>
+    (Array.isArray(c.body?.smslist) ? c.body.smslist : [c.body]).map((s: { mobile?: unknown; partnerID?: unknown }) => ({ mobile: String(s?.mobile), partnerID: String(s?.partnerID) }));
+  const callsOf = (partnerID: string | null) =>
+    gateway.calls.map((c) => ({ call: c, messages: messagesOf(c).filter((m) => partnerID === null || m.partnerID === partnerID) })).filter((c) => c.messages.length);
+  stats = (partnerID: string | null = null) => {
+    const calls = callsOf(partnerID);
+    return {
+      calls: calls.length,
+      messages: calls.reduce((n, c) => n + c.messages.length, 0),
+      mobiles: new Set(calls.flatMap((c) => c.messages.map((m) => m.mobile))).size,
+      bulkSizes: [...new Set(calls.map((c) => c.call.body?.count ?? 1))],
+    };
+  };
+  extra = (path, query) => (path === '/arrivals' ? callsOf(query.get('partnerID')).map((c) => [c.call.at, c.messages.length]) : null);
+  // The accepted messages go too: a long bench would otherwise keep every one of them.
+  reset = () => void ((gateway.calls.length = 0), (gateway.answered.length = 0));
 } else {
   throw new Error('PEER must be smtp or sms');
 }
 
 createServer((req, res) => {
-  if (req.url === '/reset' && req.method === 'POST') reset();
-  const body = req.url === '/info' ? info : req.url === '/stats' ? stats() : req.url === '/health' || req.url === '/reset' ? { ok: true } : null;
+  const { pathname, searchParams } = new URL(req.url ?? '/', 'http://peer');
+  if (pathname === '/reset' && req.method === 'POST') reset();
+  const body =
+    pathname === '/info' ? info
+    : pathname === '/stats' ? stats(searchParams.get('partnerID'))
+    : pathname === '/health' || pathname === '/reset' ? { ok: true }
+    : extra(pathname, searchParams);
   res.writeHead(body ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify(body ?? { error: 'not found' }));
 }).listen(Number(process.env.PORT), '127.0.0.1');

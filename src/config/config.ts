@@ -53,6 +53,12 @@ const envSchema = z.object({
   COST_WHATSAPP: z.string().regex(/^\d+(\.\d+)?$/, 'must be a non-negative number').transform(Number).default(1),
   PROVIDER_TIMEOUT_MS: intIn(100, 120000).default(10000),
   SEND_CONCURRENCY: intIn(1, 200).default(8),
+  DEFAULT_SEND_RATE: z
+    .string()
+    .regex(/^\d+(\.\d+)?$/, 'must be messages a second, such as 50 or 0.5')
+    .transform(Number)
+    .refine((v) => v >= 0.1 && v <= 10000, 'must be between 0.1 and 10000 messages a second')
+    .optional(),
   SANDBOX_LATENCY_MS: intIn(0, 60000).default(0),
   QUOTA_REQUESTS_PER_HOUR: intIn(0, 100_000_000).default(0),
   QUOTA_MESSAGES_PER_DAY: intIn(0, 100_000_000).default(0),
@@ -105,6 +111,8 @@ export interface Config {
   costs: { smsSegment: number; email: number; whatsapp: number };
   providerTimeoutMs: number;
   sendConcurrency: number;
+  /** The rate of a channel credential that sets none and whose provider has no default, in messages a second (unset: unpaced). */
+  defaultSendRate: number | undefined;
   /** Simulated provider latency per sandbox call, for load and fault tests. */
   sandboxLatencyMs: number;
   /** Per-organization limits; 0 turns a limit off (the default). */
@@ -190,6 +198,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     costs: { smsSegment: env.COST_SMS_SEGMENT, email: env.COST_EMAIL, whatsapp: env.COST_WHATSAPP },
     providerTimeoutMs: env.PROVIDER_TIMEOUT_MS,
     sendConcurrency: env.SEND_CONCURRENCY,
+    defaultSendRate: env.DEFAULT_SEND_RATE,
     sandboxLatencyMs: env.SANDBOX_LATENCY_MS,
     quotas: { requestsPerHour: env.QUOTA_REQUESTS_PER_HOUR, messagesPerDay: env.QUOTA_MESSAGES_PER_DAY, redisUrl: env.REDIS_URL },
     sendAbandonSeconds: env.SEND_ABANDON_SECONDS,

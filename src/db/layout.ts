@@ -41,7 +41,7 @@ export const LAYOUT = {
   ],
   reference: ['organizations'],
   coordinator: ['users', 'api_keys', 'user_two_factor', 'user_recovery_codes'],
-  local: ['rate_limits', 'knex_migrations', 'knex_migrations_lock'],
+  local: ['rate_limits', 'send_pace', 'send_queue', 'send_turns', 'knex_migrations', 'knex_migrations_lock'],
 } as const;
 
 /** The column every tenant table is distributed by. */

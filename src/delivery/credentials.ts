@@ -30,6 +30,10 @@ export interface StoredCredentials {
   whatsapp_app_secret?: string;
   /** The token Meta's webhook verification must present. */
   whatsapp_verify_token?: string;
+  /** Each channel's rate, in messages a second; unset: the provider's default, else the platform's (`DEFAULT_SEND_RATE`). */
+  sms_rate?: number;
+  email_rate?: number;
+  whatsapp_rate?: number;
 }
 
 /** The TLS mode an SMTP connection uses: the organization's choice, else implicit TLS on 465 only. */

@@ -95,6 +95,9 @@ function firstWord(name: string): string | null {
   return end > start ? name.slice(start, end) : null;
 }
 
+/** The longest message a channel takes: the text as written, and each recipient's text as rendered (every send, test send and campaign). */
+export const MESSAGE_LIMIT: Record<Channel, number> = { sms: 1600, whatsapp: 4096, email: 1_000_000 };
+
 export class Personaliser {
   private readonly source: MessageTexts;
   private readonly subject: CompiledTemplate | null;
@@ -213,8 +216,11 @@ export class Personaliser {
     return { organization: this.organization, campaign: this.campaign, contact: contactVariables(this.channel, '', null), unsubscribe_url: '' };
   }
 
+  /** The texts rendered with `variables`; a body longer than its channel takes fails like a render (`MESSAGE_LIMIT`). */
   private renderWith(variables: Record<string, unknown>): MessageTexts {
     const body = render(this.body, variables);
+    const limit = MESSAGE_LIMIT[this.channel];
+    if (body.length > limit) throw new TemplateRenderError(`The rendered message is ${body.length} characters; ${this.channel} takes at most ${limit}`);
     return this.subject ? { subject: render(this.subject, variables), body } : { body };
   }
 }

@@ -6,12 +6,13 @@ import type { Db } from '../db/database.js';
 import { jsonRows, run } from '../db/statements.js';
 import { countSettled } from '../lib/metrics.js';
 import { TemplateRenderError } from '../lib/templates.js';
-import { characterCount, preview, unitCost } from './cost.js';
+import { unitCost } from './cost.js';
+import { logTextOf, PersonalLogText, tally, type LogText } from './tally.js';
 import * as credits from './credits.js';
 import { round2 } from './credits.js';
 import { MAX_LOG_RECIPIENTS, pendingRecipientsJson, settledRecipientsJson } from './log-recipients.js';
 import type { BoundChannel } from './registry.js';
-import { sendWithRetries } from './retries.js';
+import type { Lane } from './pace.js';
 import { wake } from './outbox.js';
 import { abandonedLogOrganizations, insertPendingLogs, settleAbandonedLogs, settleLogs } from './sql/logs.js';
 import { LogTarget, type Attachment, type Channel, type DeliveryResult, type OutboundMessage, type TargetContent } from './types.js';
@@ -55,6 +56,8 @@ export interface SendRequest {
   test?: boolean;
   /** The channel bound to the organization's credentials (see `Delivery.channelFor`). */
   via: BoundChannel;
+  /** Transactional (given recipients, a test send) or bulk (every contact). */
+  lane: Lane;
 }
 
 export interface RecipientOutcome {
@@ -72,12 +75,6 @@ interface Batch {
   text: LogText;
 }
 
-interface LogText {
-  preview: string;
-  length: number;
-  unit: number;
-}
-
 export interface PipelineDeps {
   config: Config;
   db: Db;
@@ -93,7 +90,7 @@ export interface PipelineDeps {
  */
 export async function deliver(deps: PipelineDeps, req: SendRequest): Promise<RecipientOutcome[]> {
   const unit = unitCost(deps.config, req.channel, req.body);
-  const shared: LogText = { preview: preview(req.body), length: characterCount(req.body), unit };
+  const shared = logTextOf(req.body, unit);
   const batches: Batch[] = [];
   for (let i = 0; i < req.recipients.length; i += MAX_LOG_RECIPIENTS) {
     const recipients = req.recipients.slice(i, i + MAX_LOG_RECIPIENTS);
@@ -152,7 +149,7 @@ export async function deliver(deps: PipelineDeps, req: SendRequest): Promise<Rec
       async (batch) => {
         settler.throwIfFailed();
         const { targets, unsent } = targetsOf(batch);
-        const results = await sendWithRetries((some) => req.via(message, some), targets);
+        const results = await req.via.send(message, targets, { lane: req.lane });
         return settler.add(batch, unit, unsent, results);
       },
       { concurrency: Math.max(1, Math.ceil(deps.config.sendConcurrency / 2)) },
@@ -171,9 +168,9 @@ export async function deliver(deps: PipelineDeps, req: SendRequest): Promise<Rec
  * batch's log does). A log none of whose recipients has its own message shows the shared one.
  */
 function logText(recipients: RecipientInput[], shared: LogText): LogText {
-  const own = recipients.flatMap((r) => (r.own && !r.invalid ? [r.own] : []));
-  if (!own.length) return shared;
-  return { preview: own[0]!.preview, length: Math.max(...own.map((o) => o.length)), unit: Math.max(...own.map((o) => o.cost)) };
+  const own = new PersonalLogText();
+  for (const r of recipients) if (r.own && !r.invalid) own.addMeasured(r.own);
+  return own.result() ?? shared;
 }
 
 /**
@@ -241,28 +238,26 @@ class Settler {
    * charged what it costs: its own message's price, else the shared `unit`.
    */
   add(batch: Batch, unit: number, unsent: ReadonlyMap<number, string>, results: DeliveryResult[]): RecipientOutcome[] {
-    let next = 0;
-    let successes = 0;
-    let cost = 0;
-    let providerIds: (string | null)[] | null = null;
-    const outcomes: RecipientOutcome[] = batch.recipients.map((r, i) => {
-      const error = r.invalid ?? unsent.get(i);
-      if (error !== undefined) return { recipient: r.recipient, status: 'failed', error };
-      const res = results[next++]!;
-      if (res.providerMessageId) (providerIds ??= batch.recipients.map(() => null))[i] = res.providerMessageId;
-      if (!res.ok) return { recipient: r.recipient, status: 'failed', error: res.error ?? 'Delivery failed' };
-      successes++;
-      cost += r.own?.cost ?? unit;
-      return { recipient: r.recipient, status: 'success' };
+    const { recipients } = batch;
+    const t = tally(
+      recipients.length,
+      (i) => recipients[i]!.invalid ?? unsent.get(i),
+      (i) => recipients[i]!.own?.cost ?? unit,
+      results,
+      { next: 0 },
+    );
+    const outcomes: RecipientOutcome[] = recipients.map((r, i) => {
+      const error = t.errors?.get(i);
+      return error === undefined ? { recipient: r.recipient, status: 'success' } : { recipient: r.recipient, status: 'failed', error };
     });
     this.queue.push({
       id: batch.logId,
       recipients: settledRecipientsJson(outcomes),
-      success_count: successes,
-      failed_count: outcomes.length - successes,
-      cost: round2(cost),
-      network: results.find((r) => r.ok)?.network ?? results[0]?.network ?? null,
-      provider_ids: providerIds,
+      success_count: t.sent,
+      failed_count: outcomes.length - t.sent,
+      cost: t.cost,
+      network: t.network,
+      provider_ids: t.providerIds,
       held: batch.reserved,
     });
     this.running ??= this.drain();

@@ -69,6 +69,12 @@ export interface DeliveryResult {
   error?: string;
   /** True when trying again later may succeed (timeouts, 5xx, throttling, 4xx SMTP replies). */
   retryable?: boolean;
+  /**
+   * The provider asked to slow down (HTTP 429, WhatsApp 130429, 131056 and 80007, SMTP 421, 450,
+   * 451 and 452, the gateway's try-later code): the recipient is sent again once its credential's
+   * rate, slowed down, allows, and never failed for it.
+   */
+  throttled?: boolean;
   /** Who carried it: `smtp:<host>`, the SMS gateway's network id or host, `whatsapp-cloud`, `sandbox`. */
   network: string;
   providerMessageId?: string;
@@ -80,8 +86,13 @@ export interface DeliveryResult {
  */
 export interface ChannelAdapter {
   readonly channel: Channel;
-  send(message: OutboundMessage, targets: DeliveryTarget[], credentials: StoredCredentials): Promise<DeliveryResult[]>;
+  send(message: OutboundMessage, targets: DeliveryTarget[], credentials: StoredCredentials, options?: SendOptions): Promise<DeliveryResult[]>;
   close?(): Promise<void>;
+}
+
+/** How a call is made: its lane decides which of the credential's connections or calls in flight it may use. */
+export interface SendOptions {
+  lane?: 'transactional' | 'bulk';
 }
 
 /** Credential fields each channel needs in live mode. */

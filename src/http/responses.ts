@@ -96,6 +96,13 @@ const campaignFull = {
   updatedAt: instant,
 };
 
+/** How a campaign is being sent (in `GET /campaigns/:id` and its progress). */
+const sending = {
+  throttled: z.boolean().describe("Sending waits for a channel credential's rate (its own, or slowed by the provider's throttling answers)."),
+  sendRate: z.number().nullable().describe('Recipients settled a second since the campaign started; null until one is, or once it is no longer active.'),
+  estimatedCompletionAt: instant.nullable().describe("When the rest should be settled at that pace (or at the credential's rate when slower); null when not active."),
+};
+
 export const campaign = z.looseObject(campaignFull).describe('A campaign.');
 
 const run = z
@@ -379,7 +386,17 @@ export const RESPONSES: Record<string, z.ZodType> = {
   'put /templates/:id': template,
   'post /campaigns': campaign,
   'get /campaigns': list(z.looseObject(campaignCore)),
-  'get /campaigns/:id': campaign,
+  'get /campaigns/:id': campaign.and(z.looseObject(sending)),
+  'get /campaigns/:id/progress': z
+    .looseObject({
+      total: z.number().int(),
+      sent: z.number().int(),
+      failed: z.number().int(),
+      pending: z.number().int(),
+      canceled: z.number().int(),
+      ...sending,
+    })
+    .describe("A campaign's recipients by state, and how it is being sent."),
   'put /campaigns/:id': campaign,
   'post /campaigns/:id/launch': z.looseObject({ _id: id, status: campaignStatus, analytics: analytics.optional(), updatedAt: instant }),
   'post /campaigns/:id/cancel': z.looseObject({ _id: id, status: campaignStatus, updatedAt: instant }),

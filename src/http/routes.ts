@@ -84,6 +84,7 @@ export const routes: Route[] = [
   { method: 'post', path: '/campaigns/:id/preview', op: campaignDryRun.preview },
   { method: 'get', path: '/campaigns/:id/estimate', op: campaignDryRun.estimate, input: none },
   { method: 'post', path: '/campaigns/:id/test', op: campaignDryRun.test },
+  { method: 'get', path: '/campaigns/:id/progress', op: campaigns.progressOf, input: none },
   { method: 'get', path: '/campaigns/:id/runs', op: campaigns.runs, list: true, input: none },
   { method: 'get', path: '/campaigns/:id/pending-sends', op: campaigns.pendingSends, list: true, input: none, view: pendingSendView },
 

@@ -53,6 +53,41 @@ export const providerErrorsTotal = new Counter({
   registers: [registry],
 });
 
+export const providerThrottles = new Counter({
+  name: 'herald_provider_throttled_total',
+  help: 'Recipients a provider answered with throttling (HTTP 429, WhatsApp 130429/131056/80007, SMTP 421/450/451/452, the gateway\'s try-later code), each slowing its credential down and sent again later, by channel and provider',
+  labelNames: ['channel', 'provider'] as const,
+  registers: [registry],
+});
+
+export const paceWaits = new Counter({
+  name: 'herald_send_rate_waits_total',
+  help: 'Sends of this process that waited for their credential\'s rate before going out, by channel and lane (transactional, bulk)',
+  labelNames: ['channel', 'lane'] as const,
+  registers: [registry],
+});
+
+export const paceWaitSeconds = new Counter({
+  name: 'herald_send_rate_wait_seconds_total',
+  help: 'Time sends of this process waited for their credential\'s rate, by channel and lane',
+  labelNames: ['channel', 'lane'] as const,
+  registers: [registry],
+});
+
+export const sendInFlight = new Gauge({
+  name: 'herald_send_in_flight',
+  help: 'Recipients this process is sending now (claimed, with the provider or waiting for their rate), by channel and lane',
+  labelNames: ['channel', 'lane'] as const,
+  registers: [registry],
+});
+
+export const sendQueued = new Gauge({
+  name: 'herald_send_queued',
+  help: 'Campaign channels queued for sending at scrape time, by lane and state (ready: to be served, waiting: for their credential\'s rate); the whole cluster',
+  labelNames: ['lane', 'state'] as const,
+  registers: [registry],
+});
+
 export const queueJobs = new Gauge({
   name: 'herald_queue_jobs',
   help: 'Jobs in the queue at scrape time, by task and state (waiting: due, scheduled: later, locked: running, failed: out of attempts); the whole cluster, the same in every process',

@@ -200,11 +200,12 @@ describe('with METRICS_TOKEN and METRICS_PORT', () => {
     const launched = await api.post(`/campaigns/${created.body._id}/launch`, undefined, { token: org.token });
     expect(launched.body.status).toBe('active');
 
-    // No worker runs yet: the API process sees the campaign's work waiting in the queue.
+    // No worker runs yet: the API process sees the campaign's channel waiting in the send queue.
     const queued = (await scrape(herald.url)).samples;
-    const waiting = queued.filter((s) => s.name === 'herald_queue_jobs' && s.labels.state === 'waiting' && s.labels.task!.startsWith('campaign-'));
-    expect(waiting.reduce((sum, s) => sum + s.value, 0)).toBeGreaterThan(0);
-    for (const state of ['waiting', 'scheduled', 'locked', 'failed']) expect(value(queued, 'herald_queue_jobs', { task: 'campaign-chunk', state })).not.toBeNull();
+    expect(value(queued, 'herald_send_queued', { lane: 'bulk', state: 'ready' })).toBe(1);
+    expect(value(queued, 'herald_send_queued', { lane: 'transactional', state: 'ready' })).toBe(0);
+    expect(value(queued, 'herald_send_queued', { lane: 'bulk', state: 'waiting' })).toBe(0);
+    for (const state of ['waiting', 'scheduled', 'locked', 'failed']) expect(value(queued, 'herald_queue_jobs', { task: 'campaign-start', state })).not.toBeNull();
 
     // A worker process with a metrics port of its own runs it.
     const port = await freePort();
@@ -218,7 +219,9 @@ describe('with METRICS_TOKEN and METRICS_PORT', () => {
 
     const worker = (await scrape(`http://127.0.0.1:${port}`, {})).samples;
     expect(value(worker, 'herald_messages_total', { channel: 'sms', outcome: 'success', kind: 'campaign' })).toBe(RECIPIENTS);
-    expect(value(worker, 'herald_job_duration_seconds_count', { task: 'campaign-chunk', outcome: 'success' })).toBeGreaterThanOrEqual(1);
+    // Nothing is in flight once it completed; nothing waited for a rate (none is set).
+    expect(value(worker, 'herald_send_in_flight', { channel: 'sms', lane: 'bulk' })).toBe(0);
+    expect(value(worker, 'herald_send_rate_waits_total', { channel: 'sms', lane: 'bulk' })).toBeNull();
     expect(value(worker, 'herald_provider_request_duration_seconds_count', { channel: 'sms', provider: 'sandbox' })).toBeGreaterThanOrEqual(1);
     // No HTTP door in a worker: no request was recorded there.
     expect(value(worker, 'herald_http_request_duration_seconds_count')).toBeNull();
@@ -236,11 +239,11 @@ describe('with METRICS_TOKEN and METRICS_PORT', () => {
     expect(value(delivered, 'herald_job_duration_seconds_count', { task: 'webhooks-deliver', outcome: 'success' })).toBeGreaterThanOrEqual(1);
     receiver.close();
 
-    // Once sent, nothing of the campaign is left waiting.
+    // Once sent, nothing of the campaign is left queued.
     const drained = await waitFor(
       async () => (await scrape(herald.url)).samples,
-      (s) => value(s, 'herald_queue_jobs', { task: 'campaign-chunk', state: 'waiting' }) === 0,
+      (s) => value(s, 'herald_send_queued', { lane: 'bulk', state: 'ready' }) === 0,
     );
-    expect(value(drained, 'herald_queue_jobs', { task: 'campaign-chunk', state: 'waiting' })).toBe(0);
+    expect(value(drained, 'herald_send_queued', { lane: 'bulk', state: 'ready' })).toBe(0);
   }, 120_000);
 });

@@ -13,6 +13,7 @@ const CREDENTIAL_KEYS = [
   'email_host',
   'email_pass',
   'email_port',
+  'email_rate',
   'email_secure',
   'email_tls_ca',
   'email_tls_verify',
@@ -20,10 +21,12 @@ const CREDENTIAL_KEYS = [
   'sms_apiKey',
   'sms_apiUrl',
   'sms_partnerID',
+  'sms_rate',
   'sms_reportUrl',
   'sms_shortCode',
   'whatsapp_app_secret_set',
   'whatsapp_phone_number_id',
+  'whatsapp_rate',
   'whatsapp_verify_token_set',
   'whatsapp_webhookUrl',
 ];
@@ -87,7 +90,7 @@ describe('GET /organizations/current', () => {
     const member = await addUser(api, org);
     const q = `{ organization { _id name sector country credits emailFromName tracking createdAt updatedAt credentials {
       sms_apiUrl sms_apiKey sms_partnerID sms_shortCode email_host email_port email_user email_pass email_from email_secure email_tls_verify email_tls_ca
-      whatsapp_phone_number_id whatsapp_app_secret_set whatsapp_verify_token_set whatsapp_webhookUrl sms_reportUrl } } }`;
+      whatsapp_phone_number_id whatsapp_app_secret_set whatsapp_verify_token_set whatsapp_webhookUrl sms_reportUrl sms_rate email_rate whatsapp_rate } } }`;
     for (const token of [org.token, member.token]) {
       const res = await api.gql(q, undefined, { token });
       expect(res.body.errors).toBeUndefined();

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import type { Herald } from '../../src/server.js';
-import { consoleBrowser, describeInBrowser, expectAccessible, type ConsoleBrowser } from '../helpers/console.js';
+import { consoleBrowser, describeInBrowser, expectAccessible, screenshot, type ConsoleBrowser } from '../helpers/console.js';
 import { addUser, heraldWithOrg, uniqueEmail, waitFor, type Client, type Org } from '../helpers/herald.js';
 
 /** The console's settings pages (team, API keys, channels, webhooks, tracking), as an admin and as a user. */
@@ -130,6 +130,57 @@ describeInBrowser('the console’s settings pages', () => {
 
     const whatsapp = page.getByRole('form', { name: 'WhatsApp settings' });
     expect(await whatsapp.getByText('Not set.').count()).toBe(2);
+    expect(ui.problems()).toEqual([]);
+  }, 60_000);
+
+  test('channels: the SMS rate is set, kept across a reload, refused out of range, and cleared back to the default', async () => {
+    const rateOf = async () => (await api.get('/organizations/current', { token: org.token })).body.credentials.sms_rate;
+    const reload = async (page: Page) => {
+      await page.reload();
+      await page.getByRole('button', { name: 'Save SMS settings' }).waitFor();
+    };
+    const rateInput = (page: Page) => page.getByRole('form', { name: 'SMS settings' }).getByLabel(/^SMS rate \(messages per second\)/);
+    const save = async (page: Page) => {
+      const sms = page.getByRole('form', { name: 'SMS settings' });
+      await sms.getByRole('button', { name: 'Save SMS settings' }).click();
+      await sms.getByRole('status').getByText('Saved.').waitFor();
+    };
+
+    const page = await ui.open(herald.url, org.token, '/settings/channels');
+    await page.getByRole('button', { name: 'Save SMS settings' }).waitFor();
+    expect(await rateInput(page).inputValue()).toBe('');
+    // Each channel's rate says what its default is, and that throttling answers slow it down.
+    await page.getByRole('form', { name: 'SMS settings' }).getByText(/default if it sets one, else unpaced\. The provider’s throttling answers slow it down/).waitFor();
+    await page.getByRole('form', { name: 'Email (SMTP) settings' }).getByLabel(/^Email rate \(messages per second\)/).waitFor();
+    const whatsapp = page.getByRole('form', { name: 'WhatsApp settings' });
+    await whatsapp.getByLabel(/^WhatsApp rate \(messages per second\)/).waitFor();
+    await whatsapp.getByText(/WhatsApp Cloud’s default, 80\./).waitFor();
+
+    await rateInput(page).fill('25');
+    await save(page);
+    expect(await rateOf()).toBe(25);
+
+    await reload(page);
+    expect(await rateInput(page).inputValue()).toBe('25');
+    await expectAccessible(page);
+    await screenshot(page, 'channels-rates');
+
+    // Out of range: the server's 400 lands on the field, and the rate stays as it was.
+    await rateInput(page).fill('0');
+    await page.getByRole('form', { name: 'SMS settings' }).getByRole('button', { name: 'Save SMS settings' }).click();
+    await page.locator('input[aria-invalid="true"]').waitFor();
+    expect(await rateInput(page).getAttribute('aria-invalid')).toBe('true');
+    expect(await rateOf()).toBe(25);
+
+    // Emptied: null is sent, and the default applies again.
+    await rateInput(page).fill('');
+    await save(page);
+    expect(await rateOf()).toBeNull();
+    const gql = await api.gql('{ organization { credentials { sms_rate email_rate whatsapp_rate } } }', {}, { token: org.token });
+    expect(gql.body.data?.organization.credentials).toEqual({ sms_rate: null, email_rate: null, whatsapp_rate: null });
+
+    await reload(page);
+    expect(await rateInput(page).inputValue()).toBe('');
     expect(ui.problems()).toEqual([]);
   }, 60_000);
 

@@ -21,7 +21,7 @@ beforeAll(async () => {
 });
 afterAll(() => herald.stop());
 
-const GLOBAL_TABLES = new Set<string>([...LAYOUT.reference, ...LAYOUT.coordinator]);
+const GLOBAL_TABLES = new Set<string>([...LAYOUT.reference, ...LAYOUT.coordinator, ...LAYOUT.local]);
 const EXPECTED_TENANT_TABLES = ['campaign_batches', 'campaigns', 'contact_groups', 'contacts', 'groups', 'idempotency_keys', 'message_logs', 'sandbox_sends'];
 /** Tenant tables of one row per organization (its balance): their key is `organization_id` alone. */
 const ONE_ROW_PER_ORGANIZATION = new Set(['organization_credits']);

@@ -12,7 +12,9 @@
  *   expect(ui.problems()).toEqual([]);
  *   await ui.close();                              // in afterAll
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
@@ -98,4 +100,17 @@ export async function expectAccessible(page: Page): Promise<void> {
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')})`);
   expect(bad).toEqual([]);
+}
+
+/**
+ * A PNG of `page` named `name`, to look at how a page is laid out, in CONSOLE_SCREENSHOTS (else
+ * herald-console-screenshots in the temp directory); answers its path. The whole page, or with
+ * `fullPage: false` the viewport only (a hovered tooltip stays shown).
+ */
+export async function screenshot(page: Page, name: string, { fullPage = true } = {}): Promise<string> {
+  const dir = process.env.CONSOLE_SCREENSHOTS ?? path.join(tmpdir(), 'herald-console-screenshots');
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${name}.png`);
+  await page.screenshot({ path: file, fullPage });
+  return file;
 }

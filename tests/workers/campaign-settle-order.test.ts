@@ -1,7 +1,7 @@
 import pg from 'pg';
-import { batchLogId, batchRange } from '../../src/modules/campaigns/chunks.js';
+import { batchLogId } from '../../src/modules/campaigns/batch-log.js';
 import { settleBatches } from '../../src/delivery/sql/batches.js';
-import { openChunks, processChunk } from '../../src/modules/campaigns/batches.js';
+import { openWork, serveTurn } from '../../src/modules/campaigns/batches.js';
 import type { Herald } from '../../src/server.js';
 import { signupOrg, startIsolatedHerald, waitFor, type Client } from '../helpers/herald.js';
 import { isCitus } from '../helpers/statements.js';
@@ -14,7 +14,7 @@ let api: Client;
 let stop: () => Promise<void>;
 
 beforeAll(async () => {
-  // No workers, and nothing sent in the launch's request: the test runs the chunk itself.
+  // No workers, and nothing sent in the launch's request: the test serves the turn itself.
   ({ herald, api, stop } = await startIsolatedHerald('settleorder', { WORKERS: 'false', CAMPAIGN_INLINE_LIMIT: '0' }));
 }, 60_000);
 
@@ -26,17 +26,17 @@ test('a settle has written its logs before it waits for the campaign’s row', a
   const created = await api.post('/campaigns', { name: 'Order', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'Hello' } } }, { token: org.token });
   const campaignId = created.body._id as string;
   expect((await api.post(`/campaigns/${campaignId}/launch`, undefined, { token: org.token })).body.status).toBe('active');
-  const [chunk] = await openChunks(herald.db, org.orgId, campaignId);
+  const [work] = await openWork(herald.db, { organization_id: org.orgId, id: campaignId, type: 'broadcast' });
 
   const holder = new pg.Client({ connectionString: herald.deps.config.databaseUrl });
   const probe = new pg.Client({ connectionString: herald.deps.config.databaseUrl });
   await Promise.all([holder.connect(), probe.connect()]);
   const citus = await isCitus(probe);
   try {
-    // Someone else holds the campaign's row (as a settle of another chunk would).
+    // Someone else holds the campaign's row (as a settle of another turn would).
     await holder.query('BEGIN');
     await holder.query('SELECT id FROM campaigns WHERE organization_id = $1 AND id = $2 FOR UPDATE', [org.orgId, campaignId]);
-    const settling = processChunk(herald.deps, chunk!);
+    const settling = serveTurn(herald.deps, { ...work!, maxBatches: 64, park: async () => {} });
     // The settle statement waits for a lock (pg_stat_activity keeps a statement's first 1 KiB).
     const blocked = await waitFor(
       async () =>
@@ -62,7 +62,7 @@ test('a settle has written its logs before it waits for the campaign’s row', a
       .query(
         `INSERT INTO message_logs (organization_id, id, channel, recipients, pending_count, success_count, failed_count, message_preview, message_length, unit_cost, reserved, cost)
          VALUES ($1, $2, 'sms', '["+254712345691"]', 0, 0, 0, 'x', 1, 1, 0, 0)`,
-        [org.orgId, batchLogId(campaignId, 'sms', batchRange(chunk!)[0])],
+        [org.orgId, batchLogId(campaignId, 'sms', 0)],
       )
       .then(
         () => null,
@@ -72,7 +72,7 @@ test('a settle has written its logs before it waits for the campaign’s row', a
     expect(same).toBe('55P03');
 
     await holder.query('COMMIT');
-    expect(await settling).toBeGreaterThan(0);
+    expect((await settling).batches).toBeGreaterThan(0);
     expect((await api.get(`/campaigns/${campaignId}`, { token: org.token })).body).toMatchObject({ status: 'completed', analytics: { sent: 2 } });
   } finally {
     await holder.query('ROLLBACK').catch(() => {});

@@ -14,10 +14,12 @@ import { client, isolatedDatabase, startTestHerald, waitFor, type Client, type O
  * recipients. What spec/providers.md promises: every send returns; retryable failures (timeouts,
  * dropped connections, 5xx, SMS 1005/1007/4090, WhatsApp rate limits, SMTP 4xx) are tried again
  * with backoff and jitter a bounded number of times; final ones are tried once; the log says why.
+ * A campaign's recipients the provider throttles are sent again until it stops (sending-engine.test.ts);
+ * here a campaign meets the other retryable failures.
  * (Adapter-level classification is in channels.test.ts; this file is about the whole service.)
  */
 const TIMEOUT_MS = 300;
-/** `sendWithRetries` in src/delivery/pipeline.ts: one call and two retries. */
+/** `transmit` in src/delivery/engine.ts: one call and two retries. */
 const ATTEMPTS = 3;
 /** Generous: the worst case here is about 3 x 600 ms plus 0.9 s of backoff. */
 const CEILING_MS = 15_000;
@@ -359,7 +361,7 @@ describe('campaigns through the queue', () => {
       [1, 'WhatsApp: message undeliverable to this number (131026)'],
       [1, 'WhatsApp: 24-hour customer service window closed; a template message is required (131047)'],
       [1, 'WhatsApp: unreadable answer (HTTP 200)'],
-      [ATTEMPTS, 'WhatsApp: rate limited by WhatsApp (too many messages to this recipient) (131056)'],
+      [ATTEMPTS, 'WhatsApp: (#131000) Something went wrong (131000)'],
     ];
     wa.setBehaviour({ kind: 'delay', ms: 5000 }, p[1]);
     wa.setBehaviour({ kind: 'http', status: 503 }, p[2]);
@@ -367,11 +369,11 @@ describe('campaigns through the queue', () => {
     wa.setBehaviour({ kind: 'error', code: 131026 }, p[4]);
     wa.setBehaviour({ kind: 'error', code: 131047 }, p[5]);
     wa.setBehaviour({ kind: 'malformed' }, p[6]);
-    wa.setBehaviour({ kind: 'error', code: 131056 }, p[7]);
+    wa.setBehaviour({ kind: 'error', code: 131000 }, p[7]);
     const smsExpected: [number, string][] = [
       [1, 'success'],
       [1, 'SMS gateway: Invalid mobile number (1003)'],
-      [ATTEMPTS, 'SMS gateway: Internal Error. Try again after 5 minutes (4090)'],
+      [ATTEMPTS, 'SMS gateway: Failed. System error (1005)'],
       [ATTEMPTS, 'SMS gateway: Failed. System error (1007)'],
       [1, 'SMS gateway: Network not allowed (1002)'],
       [1, 'success'],
@@ -379,15 +381,15 @@ describe('campaigns through the queue', () => {
       [1, 'success'],
     ];
     gateway.setBehaviour({ kind: 'code', code: 1003 }, p[1]);
-    gateway.setBehaviour({ kind: 'code', code: 4090 }, p[2]);
+    gateway.setBehaviour({ kind: 'code', code: 1005 }, p[2]);
     gateway.setBehaviour({ kind: 'code', code: 1007 }, p[3]);
     gateway.setBehaviour({ kind: 'code', code: 1002 }, p[4]);
     const emailExpected: [number, string][] = [
       [1, 'success'],
       [1, `550 5.1.1 <${e[1]}>: Recipient address rejected`],
-      [ATTEMPTS, `451 4.2.1 <${e[2]}>: Mailbox busy, try again later`],
+      [ATTEMPTS, `455 4.2.1 <${e[2]}>: Mailbox busy, try again later`],
     ];
-    sink.setBehaviour({ reject: { [e[1]!]: 550, [e[2]!]: 451 } });
+    sink.setBehaviour({ reject: { [e[1]!]: 550, [e[2]!]: 455 } });
 
     const created = await api.post(
       '/campaigns',

@@ -1,7 +1,7 @@
-import pLimit, { type LimitFunction } from 'p-limit';
 import type { StoredCredentials } from '../credentials.js';
 import { createProviderPool, HttpTransportError, postJsonText, type HttpResponse } from '../http-client.js';
-import { bodyOf, type ChannelAdapter, type DeliveryResult, type DeliveryTarget, type OutboundMessage } from '../types.js';
+import { LaneLimit } from '../lane-limit.js';
+import { bodyOf, type ChannelAdapter, type DeliveryResult, type DeliveryTarget, type OutboundMessage, type SendOptions } from '../types.js';
 
 export interface SmsGatewayOptions {
   /** The gateway's base URL (`SMS_API_URL`), without the `/api/services/...` path. */
@@ -19,6 +19,8 @@ export interface SmsGatewayOptions {
 export const SMS_BULK_LIMIT = 20;
 /** Codes the gateway documents as transient; every other code is final. */
 const RETRYABLE_CODES = new Set([1005, 1007, 4090]);
+/** The gateway's "try again later": it is throttling the account. */
+const THROTTLING_CODES = new Set([4090]);
 
 interface GatewayResponse {
   'response-code'?: unknown;
@@ -39,20 +41,21 @@ export function createSmsGatewayAdapter(options: SmsGatewayOptions): ChannelAdap
   const host = new URL(base).host;
   const callsInFlight = options.callsInFlight ?? 16;
   // One queue per partner account: batches sent side by side keep the account's calls in flight at
-  // the bound (a batch's fifth call overlaps the next batch's first four) without ever exceeding it.
-  const queues = new Map<string, LimitFunction>();
+  // the bound (a batch's fifth call overlaps the next batch's first four) without ever exceeding it,
+  // a quarter of them kept for transactional sends.
+  const queues = new Map<string, LaneLimit>();
   const queueFor = (partnerID: string, apikey: string) => {
     const key = `${partnerID}\u0000${apikey}`;
     let queue = queues.get(key);
     if (!queue) {
       if (queues.size >= 10_000) queues.clear();
-      queues.set(key, (queue = pLimit(callsInFlight)));
+      queues.set(key, (queue = new LaneLimit(callsInFlight)));
     }
     return queue;
   };
 
-  const failAll = (batch: DeliveryTarget[], error: string, retryable: boolean): DeliveryResult[] =>
-    batch.map((target) => ({ recipient: target.recipient, ok: false, error, retryable, network: host }));
+  const failAll = (batch: DeliveryTarget[], error: string, retryable: boolean, throttled = false): DeliveryResult[] =>
+    batch.map((target) => ({ recipient: target.recipient, ok: false, error, retryable, throttled, network: host }));
 
   const pool = createProviderPool();
   const urls = new Map<string, URL>();
@@ -71,7 +74,7 @@ export function createSmsGatewayAdapter(options: SmsGatewayOptions): ChannelAdap
       throw err;
     }
     if (res.status !== 200) {
-      return failAll(batch, `SMS gateway: HTTP ${res.status}${snippet(res.text)}`, res.status >= 500 || res.status === 429);
+      return failAll(batch, `SMS gateway: HTTP ${res.status}${snippet(res.text)}`, res.status >= 500 || res.status === 429, res.status === 429);
     }
     const responses = (res.json as { responses?: unknown } | undefined)?.responses;
     if (!Array.isArray(responses) || !responses.every((r) => r && typeof r === 'object')) {
@@ -104,13 +107,14 @@ export function createSmsGatewayAdapter(options: SmsGatewayOptions): ChannelAdap
       ok: false,
       error: `SMS gateway: ${description} (${Number.isNaN(code) ? 'no code' : code})`,
       retryable: RETRYABLE_CODES.has(code),
+      throttled: THROTTLING_CODES.has(code),
       network,
     };
   }
 
   return {
     channel: 'sms',
-    async send(message: OutboundMessage, targets: DeliveryTarget[], credentials: StoredCredentials): Promise<DeliveryResult[]> {
+    async send(message: OutboundMessage, targets: DeliveryTarget[], credentials: StoredCredentials, options?: SendOptions): Promise<DeliveryResult[]> {
       if (!targets.length) return [];
       const { sms_apiKey: apikey, sms_partnerID: partnerID, sms_shortCode: shortcode } = credentials;
       if (!apikey || !partnerID || !shortcode) return failAll(targets, 'SMS gateway: missing credentials', false);
@@ -118,7 +122,7 @@ export function createSmsGatewayAdapter(options: SmsGatewayOptions): ChannelAdap
       const queue = queueFor(partnerID, apikey);
       if (targets.length === 1) {
         const body = JSON.stringify({ apikey, partnerID, message: bodyOf(message, targets[0]!), shortcode, mobile: toMobile(targets[0]!.recipient) });
-        return queue(() => call('/api/services/sendsms/', body, targets, null));
+        return queue.run(options, () => call('/api/services/sendsms/', body, targets, null));
       }
       // Every message of a send shares all fields but its id and number (and, personalised, its
       // text): they are serialised once, and each message's JSON is its own fields followed by the
@@ -132,7 +136,7 @@ export function createSmsGatewayAdapter(options: SmsGatewayOptions): ChannelAdap
         const own = (t: DeliveryTarget) => (personal ? `"message":${JSON.stringify(bodyOf(message, t))},` : '');
         const smslist = chunk.map((t, j) => `{"clientsmsid":${JSON.stringify(clientIds[j])},"mobile":${JSON.stringify(toMobile(t.recipient))},${own(t)}${shared}`);
         const body = `{"count":${chunk.length},"smslist":[${smslist.join(',')}]}`;
-        calls.push(queue(() => call('/api/services/sendbulk/', body, chunk, clientIds)));
+        calls.push(queue.run(options, () => call('/api/services/sendbulk/', body, chunk, clientIds)));
       }
       return (await Promise.all(calls)).flat();
     },

@@ -6,7 +6,8 @@ import nodemailer from 'nodemailer';
 import type SMTPConnection from 'nodemailer/lib/smtp-connection';
 import pMap from 'p-map';
 import { emailSecure, type EmailSecure, type StoredCredentials } from '../credentials.js';
-import { subjectOf, type ChannelAdapter, type DeliveryResult, type DeliveryTarget, type OutboundMessage } from '../types.js';
+import { LaneLimit } from '../lane-limit.js';
+import { subjectOf, type ChannelAdapter, type DeliveryResult, type DeliveryTarget, type OutboundMessage, type SendOptions } from '../types.js';
 import { isMarkup } from '../html.js';
 
 export interface SmtpAdapterOptions {
@@ -31,6 +32,8 @@ interface Pool {
   lastUsed: number;
   inFlight: number;
   evicted: boolean;
+  /** Messages handed to the transport at once: a quarter of its connections kept for transactional sends. */
+  lanes: LaneLimit;
 }
 
 /** Failures that say nothing about the message itself: the next attempt may well go through. */
@@ -85,7 +88,7 @@ export function createSmtpAdapter(options: SmtpAdapterOptions): ChannelAdapter {
           ? { auth: { user: credentials.email_user, pass: credentials.email_pass ?? '' }, forceAuth: true, customAuth: { PLAIN: plainLogin } }
           : {}),
       });
-      pool = { transport, lastUsed: now, inFlight: 0, evicted: false };
+      pool = { transport, lastUsed: now, inFlight: 0, evicted: false, lanes: new LaneLimit(maxConnections) };
     }
     pool.lastUsed = now;
     pools.set(key, pool);
@@ -98,7 +101,7 @@ export function createSmtpAdapter(options: SmtpAdapterOptions): ChannelAdapter {
 
   return {
     channel: 'email',
-    async send(message: OutboundMessage, targets: DeliveryTarget[], credentials: StoredCredentials): Promise<DeliveryResult[]> {
+    async send(message: OutboundMessage, targets: DeliveryTarget[], credentials: StoredCredentials, sendOptions?: SendOptions): Promise<DeliveryResult[]> {
       const host = credentials.email_host ?? '';
       const network = `smtp:${host}`;
       const port = Number(credentials.email_port);
@@ -123,7 +126,7 @@ export function createSmtpAdapter(options: SmtpAdapterOptions): ChannelAdapter {
           async (target): Promise<DeliveryResult> => {
             if (setupFailure) return { recipient: target.recipient, ok: false, network, ...setupFailure };
             try {
-              const info = await pool.transport.sendMail({
+              const info = await pool.lanes.run(sendOptions, () => pool.transport.sendMail({
                 from: { name: message.fromName, address: credentials.email_from! },
                 to: target.recipient,
                 subject: subjectOf(message, target) ?? '',
@@ -132,7 +135,7 @@ export function createSmtpAdapter(options: SmtpAdapterOptions): ChannelAdapter {
                 attachments,
                 // Socket timeouts reset on every byte; a server trickling replies needs a hard stop.
                 signal: AbortSignal.timeout(options.timeoutMs * 2),
-              });
+              }));
               return { recipient: target.recipient, ok: true, network, providerMessageId: info.messageId };
             } catch (err) {
               const { setup, ...failure } = describeFailure(err, { deadlineMs: options.timeoutMs * 2, port, secure });
@@ -231,8 +234,14 @@ const CERTIFICATE_CODES = new Set([
  */
 const certificateReason = (message = '') => message.replace(/;\s*if the root CA is installed locally.*$/s, '').trim();
 
+/** SMTP replies that ask the sender to slow down (RFC 5321 421, 450, 451, 452). */
+const THROTTLING_REPLIES = new Set([421, 450, 451, 452]);
+
 /** Why a message failed; `setup` when it was the connection's TLS or AUTH, not the message or its recipient. */
-function describeFailure(err: unknown, context: { deadlineMs: number; port: number; secure: EmailSecure }): { error: string; retryable: boolean; setup?: boolean } {
+function describeFailure(
+  err: unknown,
+  context: { deadlineMs: number; port: number; secure: EmailSecure },
+): { error: string; retryable: boolean; throttled?: boolean; setup?: boolean } {
   const e = (err ?? {}) as SmtpError;
   const code = e.originalCode ?? e.code ?? '';
   // Configuration errors: every attempt would meet the same certificate or the same server, so
@@ -255,7 +264,13 @@ function describeFailure(err: unknown, context: { deadlineMs: number; port: numb
   }
   if (typeof e.responseCode === 'number' && e.response) {
     // A refused login is the same for every message: trying it again per recipient only looks like an attack.
-    return { error: e.response, retryable: e.responseCode >= 400 && e.responseCode < 500, setup: e.code === 'EAUTH' };
+    return {
+      error: e.response,
+      retryable: e.responseCode >= 400 && e.responseCode < 500,
+      // "Too many connections", "try again later", "insufficient system storage": the server asks to slow down.
+      throttled: e.code !== 'EAUTH' && THROTTLING_REPLIES.has(e.responseCode),
+      setup: e.code === 'EAUTH',
+    };
   }
   // The hard deadline only fires once the server has greeted us (connect and greeting have their
   // own, retryable, timeouts): the message may already be accepted, and sending it again could

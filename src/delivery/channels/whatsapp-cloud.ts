@@ -21,10 +21,11 @@ interface GraphError {
 }
 
 /** Codes with a fixed meaning for the caller; anything else keeps the provider's own message. */
-const KNOWN_ERRORS: Record<number, { reason: string; retryable: boolean }> = {
+const KNOWN_ERRORS: Record<number, { reason: string; retryable: boolean; throttled?: boolean }> = {
   190: { reason: 'invalid or expired access token', retryable: false },
-  130429: { reason: 'rate limited by WhatsApp (throughput)', retryable: true },
-  131056: { reason: 'rate limited by WhatsApp (too many messages to this recipient)', retryable: true },
+  130429: { reason: 'rate limited by WhatsApp (throughput)', retryable: true, throttled: true },
+  131056: { reason: 'rate limited by WhatsApp (too many messages to this recipient)', retryable: true, throttled: true },
+  80007: { reason: 'rate limited by WhatsApp (business account)', retryable: true, throttled: true },
   131047: { reason: '24-hour customer service window closed; a template message is required', retryable: false },
   131026: { reason: 'message undeliverable to this number', retryable: false },
 };
@@ -35,7 +36,14 @@ export function createWhatsAppCloudAdapter(options: WhatsAppCloudOptions): Chann
   const pool = createProviderPool();
 
   async function sendOne(body: string, target: DeliveryTarget, url: string, token: string): Promise<DeliveryResult> {
-    const fail = (error: string, retryable: boolean): DeliveryResult => ({ recipient: target.recipient, ok: false, error: `WhatsApp: ${error}`, retryable, network: NETWORK });
+    const fail = (error: string, retryable: boolean, throttled = false): DeliveryResult => ({
+      recipient: target.recipient,
+      ok: false,
+      error: `WhatsApp: ${error}`,
+      retryable,
+      throttled,
+      network: NETWORK,
+    });
     let res: HttpResponse;
     try {
       res = await postJson(
@@ -67,12 +75,12 @@ export function createWhatsAppCloudAdapter(options: WhatsAppCloudOptions): Chann
     const error = (res.json as { error?: GraphError } | undefined)?.error;
     const code = typeof error?.code === 'number' ? error.code : Number(error?.code);
     const known = KNOWN_ERRORS[code];
-    if (known) return fail(`${known.reason} (${code})`, known.retryable);
+    if (known) return fail(`${known.reason} (${code})`, known.retryable, known.throttled);
     const transient = res.status >= 500 || res.status === 429;
     if (error && typeof error.message === 'string') {
-      return fail(`${error.message}${Number.isNaN(code) ? '' : ` (${code})`}`, transient);
+      return fail(`${error.message}${Number.isNaN(code) ? '' : ` (${code})`}`, transient, res.status === 429);
     }
-    return fail(`HTTP ${res.status}`, transient);
+    return fail(`HTTP ${res.status}`, transient, res.status === 429);
   }
 
   return {

@@ -9,42 +9,48 @@ import { ANNOUNCED, announceCounted } from './progress.js';
  * `../credits.ts`, in the same transaction as these.
  */
 
-interface ChunkKey {
+interface CampaignChannelKey {
   orgId: string;
   campaignId: string;
   channel: string;
-  /** The chunk's first and last batch numbers. */
+}
+
+interface ChunkKey extends CampaignChannelKey {
+  /** The first and last batch numbers of the batches concerned. */
   first: number;
   last: number;
 }
 
 /**
- * Claims a chunk's claimable batches of an active campaign (`pending`, or `sending` under a lease that
- * ran out: its worker died) for this worker, holding what they cost. Rows another worker is claiming
- * are skipped, so of two workers only one gets a batch. With `heldOnly`, only batches already
- * holding their whole cost are claimed (launch reserved it: no credits move, so the claim needs no
- * transaction), and `needing` counts those left because they need more. Without it, every claimable
- * batch is claimed and `extra` says what each needs beyond what it held: the caller reserves the sum
- * in the same transaction, and rolls the claim back when the balance does not cover it. A row with a
- * null `batch_no` only carries `needing`.
+ * Claims up to `:limit` claimable batches of an active campaign's channel (`pending`, or `sending`
+ * under a lease that ran out: its worker died), the first by number, for this worker, holding what
+ * they cost. Rows another worker is claiming are skipped, so of two workers only one gets a batch.
+ * With `heldOnly`, only batches already holding their whole cost are claimed (launch reserved it: no
+ * credits move, so the claim needs no transaction), and `needing` counts those left because they
+ * need more. Without it, every claimable batch is claimed and `extra` says what each needs beyond
+ * what it held: the caller reserves the sum in the same transaction, and rolls the claim back when
+ * the balance does not cover it. A row with a null `batch_no` only carries `needing`. The open
+ * batches' index (`campaign_batches_open`) finds them without reading the settled ones.
  */
 export const claimBatches = statement<
-  ChunkKey & { leaseSeconds: number; unitCost: number; heldOnly: boolean },
+  CampaignChannelKey & { leaseSeconds: number; unitCost: number; heldOnly: boolean; limit: number },
   { needing: number; batch_no: number | null; extra: number; reserved: number; addresses: string }
 >(
   'herald_batches_claim',
   `WITH candidates AS (
      SELECT b.batch_no, greatest(round(:unitCost::numeric * b.recipient_count, 2) - b.reserved, 0) AS extra
      FROM campaign_batches b
-     WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel AND b.batch_no BETWEEN :first AND :last
-       AND (b.status = 'pending' OR (b.status = 'sending' AND b.claimed_at < now() - make_interval(secs => :leaseSeconds)))
+     WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel AND b.status IN ('pending', 'sending')
+       AND (b.status = 'pending' OR b.claimed_at < now() - make_interval(secs => :leaseSeconds))
        AND EXISTS (SELECT 1 FROM campaigns c WHERE c.organization_id = :orgId AND c.id = :campaignId AND c.status = 'active')
+     ORDER BY b.batch_no
+     LIMIT :limit
      FOR UPDATE OF b SKIP LOCKED),
    claimed AS (
      UPDATE campaign_batches b
      SET status = 'sending', claimed_at = now(), attempts = b.attempts + 1, reserved = b.reserved + candidates.extra
      FROM candidates
-     WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel AND b.batch_no BETWEEN :first AND :last
+     WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel
        AND b.batch_no = candidates.batch_no AND (NOT :heldOnly::boolean OR candidates.extra = 0)
      RETURNING b.batch_no, candidates.extra, b.reserved, b.addresses)
    -- Addresses as JSON text: parsed natively, much faster than an array literal. Converted here, not
@@ -181,10 +187,10 @@ export const batchesPerChannel = statement<{ orgId: string; campaignId: string }
  */
 export const stalledBatches = statement<
   { leaseSeconds: number; limit: number },
-  { organization_id: string; campaign_id: string; channel: string; batches: number; stalled: number[] }
+  { organization_id: string; campaign_id: string; type: string; channel: string; batches: number; stalled: number[] }
 >(
   'herald_batches_stalled',
-  `SELECT c.organization_id, c.id AS campaign_id, s.channel, s.batches, s.stalled
+  `SELECT c.organization_id, c.id AS campaign_id, c.type, s.channel, s.batches, s.stalled
    FROM campaigns c
    CROSS JOIN LATERAL (
      SELECT channel, count(*)::int AS batches,

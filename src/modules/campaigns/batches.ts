@@ -3,13 +3,16 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
 import { jsonRows, run } from '../../db/statements.js';
-import { characterCount, preview, unitCost } from '../../delivery/cost.js';
+import { unitCost } from '../../delivery/cost.js';
+import { logTextOf, PersonalLogText, tally, type LogText } from '../../delivery/tally.js';
 import * as credits from '../../delivery/credits.js';
 import { round2 } from '../../delivery/credits.js';
 import { handOverLease, wake, type SettledLogColumns } from '../../delivery/outbox.js';
 import { settledRecipients } from '../../delivery/log-recipients.js';
-import type { Delivery, SenderRow } from '../../delivery/registry.js';
-import { sendWithRetries } from '../../delivery/retries.js';
+import type { BoundChannel, Delivery, SenderRow } from '../../delivery/registry.js';
+import type { Lane } from '../../delivery/pace.js';
+import { enqueue, type QueuedWork, type Served, type Turn } from '../../delivery/scheduler.js';
+import { THROTTLED_FOR_MS } from '../../delivery/engine.js';
 import {
   batchesPerChannel,
   claimBatches,
@@ -23,7 +26,7 @@ import { contactsFor, contactsOfEveryone, Personaliser, type MessageTexts } from
 import { LogTarget, type Channel, type DeliveryResult, type OutboundMessage } from '../../delivery/types.js';
 import { countSettled } from '../../lib/metrics.js';
 import { TemplateRenderError } from '../../lib/templates.js';
-import { batchLogId, batchRange, chunksOf, type ChunkRef } from './chunks.js';
+import { batchLogId } from './batch-log.js';
 import type { CampaignMessages, CampaignRow } from './dto.js';
 
 export interface BatchDeps {
@@ -33,6 +36,13 @@ export interface BatchDeps {
   delivery: Delivery;
 }
 
+/** A campaign's (or run's) channel: what a turn serves. */
+export interface CampaignChannel {
+  orgId: string;
+  campaignId: string;
+  channel: Channel;
+}
+
 /** A batch this worker has claimed. */
 interface Claimed {
   batch_no: number;
@@ -40,13 +50,6 @@ interface Claimed {
   /** The credits it holds. */
   reserved: number;
   logId: string;
-}
-
-/** The message a batch's log shows: the shared one, or for a personalised batch its first recipient's. */
-interface LogText {
-  preview: string;
-  length: number;
-  unit: number;
 }
 
 /**
@@ -61,23 +64,28 @@ interface Prepared {
   log: LogText;
 }
 
+/** A personalised batch's log when none of its recipients rendered. */
+const NOTHING_SHOWN: LogText = { preview: '', length: 0, unit: 0 };
+
 const INSUFFICIENT = 'Insufficient credits';
 const INTERRUPTED = 'Delivery interrupted';
 
-const logText = (text: string, unit: number): LogText => ({ preview: preview(text), length: characterCount(text), unit });
 
 /**
- * Sends one chunk of a campaign exactly once per recipient. Batches are claimed in one transaction
- * that also reserves their credits: a batch is claimable while `pending`, or while `sending` under a
- * lease (`claimed_at`) that has run out (its worker died; the credits it holds are kept, only the
- * rest reserved). Rows another worker is claiming are skipped, so of two workers (or a duplicated
+ * Serves one turn of a campaign's channel (`delivery/scheduler.ts`): sends its next batches, at most
+ * `maxBatches`, exactly once per recipient, and answers how many it claimed (none: the channel is
+ * done, or in other workers' hands). Batches are claimed in one transaction that also reserves
+ * their credits: a batch is claimable while `pending`, or while `sending` under a lease
+ * (`claimed_at`) that has run out (its worker died; the credits it holds are kept, only the rest
+ * reserved). Rows another worker is claiming are skipped, so of two workers (or a duplicated
  * job) only one claims a batch. Personalised messages are then rendered per recipient from the
  * template compiled once for the chunk, with the contacts of all its addresses read in one query;
  * a batch whose renders cost more than it holds reserves the difference first. After the provider
  * answers, one transaction settles the batches still `sending`, writes their logs, counts the
  * campaign (completing it) and releases what was not spent.
  */
-export async function processChunk(deps: BatchDeps, ref: ChunkRef): Promise<number> {
+export async function serveTurn(deps: BatchDeps, turn: Turn): Promise<Served> {
+  const ref: CampaignChannel = { orgId: turn.orgId, campaignId: turn.campaignId, channel: turn.channel };
   const { db, config } = deps;
   // The campaign and its organization (whose credentials the channel is bound to) in one read.
   const row = (await db('campaigns as c')
@@ -87,7 +95,7 @@ export async function processChunk(deps: BatchDeps, ref: ChunkRef): Promise<numb
     | (SenderRow & Pick<CampaignRow, 'status' | 'messages' | 'created_by' | 'recipient_type'> & { campaign_name: string })
     | undefined;
   const content = row?.messages[ref.channel];
-  if (!row || row.status !== 'active' || !content) return 0;
+  if (!row || row.status !== 'active' || !content) return { batches: 0 };
   const subject = 'subject' in content ? content.subject : undefined;
   const personaliser = new Personaliser(config, ref.channel, { subject, body: content.content }, {
     orgId: ref.orgId,
@@ -96,16 +104,17 @@ export async function processChunk(deps: BatchDeps, ref: ChunkRef): Promise<numb
     bulk: true,
   });
   const shared = sharedMessage(personaliser);
-  const sharedLog = logText('error' in shared ? content.content : shared.body, 'error' in shared ? 0 : personaliser.costOf(shared.body));
+  const sharedLog = logTextOf('error' in shared ? content.content : shared.body, 'error' in shared ? 0 : personaliser.costOf(shared.body));
 
-  const { claimed, short } = await claim(db, ref, sharedLog.unit, config.campaignLeaseSeconds);
+  const { claimed, short } = await claim(db, ref, sharedLog.unit, config.campaignLeaseSeconds, turn.maxBatches);
+  let unpaid: Claimed[] = [];
   if (short) {
     // The balance no longer covers the batches that need more than they hold: they fail, uncharged
     // (credits held by a batch taken over are given back). Claimed at no cost, they move no credits.
-    const unpaid = (await claim(db, ref, 0, config.campaignLeaseSeconds)).claimed;
+    unpaid = (await claim(db, ref, 0, config.campaignLeaseSeconds, turn.maxBatches)).claimed;
     if (unpaid.length) await settle(db, ref, row.created_by, unpaid.map((batch) => unsent(batch, sharedLog, INSUFFICIENT)), []);
   }
-  if (!claimed.length) return 0;
+  if (!claimed.length) return { batches: unpaid.length };
 
   let prepared: Prepared[];
   if ('error' in shared) prepared = claimed.map((batch) => unsent(batch, sharedLog, shared.error));
@@ -113,9 +122,9 @@ export async function processChunk(deps: BatchDeps, ref: ChunkRef): Promise<numb
   else prepared = claimed.map((batch) => sendable(batch, sharedLog, batch.addresses.map((recipient, i) => new LogTarget(recipient, batch.logId, i + 1))));
 
   const targets = prepared.flatMap((p) => p.targets.filter((t): t is LogTarget => t !== null));
-  let channel: ReturnType<Delivery['bind']> | { error: string };
+  let channel: BoundChannel | { error: string };
   try {
-    channel = deps.delivery.bind(row, ref.channel);
+    channel = deps.delivery.bind(ref.orgId, row, ref.channel);
   } catch (err) {
     channel = { error: (err as Error).message };
   }
@@ -136,13 +145,13 @@ export async function processChunk(deps: BatchDeps, ref: ChunkRef): Promise<numb
     }, (config.campaignLeaseSeconds * 1000) / 3);
     renewal.unref();
     try {
-      results = await sendWithRetries((some) => channel.send(message, some), targets);
+      results = await channel.send(message, targets, { lane: turn.lane, park: turn.park, throttledForMs: turn.throttledForMs });
     } finally {
       clearInterval(renewal);
     }
   }
   await settle(db, ref, row.created_by, prepared, results);
-  return claimed.reduce((sum, b) => sum + b.addresses.length, 0);
+  return { batches: claimed.length + unpaid.length };
 }
 
 /** The message every recipient shares, rendered once, or why it cannot be (every recipient then fails with it). */
@@ -178,7 +187,7 @@ const unsent = (batch: Claimed, log: LogText, error: string): Prepared => ({
  */
 async function personalise(
   deps: BatchDeps,
-  ref: ChunkRef,
+  ref: CampaignChannel,
   personaliser: Personaliser,
   claimed: Claimed[],
   campaign: Pick<CampaignRow, 'recipient_type'>,
@@ -189,8 +198,8 @@ async function personalise(
       ? await contactsOfEveryone(deps.db, ref.orgId, ref.channel, addresses, personaliser.contactRead)
       : await contactsFor(deps.db, ref.orgId, ref.channel, addresses, personaliser.contactRead);
   return claimed.map((batch) => {
-    const prepared: Prepared = { batch, targets: [], failures: [], costs: [], log: { preview: '', length: 0, unit: 0 } };
-    let first: string | null = null;
+    const prepared: Prepared = { batch, targets: [], failures: [], costs: [], log: NOTHING_SHOWN };
+    const log = new PersonalLogText();
     batch.addresses.forEach((recipient, i) => {
       try {
         const content = personaliser.forRecipient(recipient, contacts.get(recipient) ?? null);
@@ -201,10 +210,7 @@ async function personalise(
         prepared.targets.push(new LogTarget(recipient, batch.logId, i + 1, sent));
         prepared.failures.push(null);
         prepared.costs.push(cost);
-        first ??= body;
-        // A text has at most as many characters as code units: only a longer one can be the longest.
-        if (body.length > prepared.log.length) prepared.log.length = Math.max(prepared.log.length, characterCount(body));
-        prepared.log.unit = Math.max(prepared.log.unit, cost);
+        log.add(body, cost);
       } catch (err) {
         if (!(err instanceof TemplateRenderError)) throw err;
         prepared.targets.push(null);
@@ -212,7 +218,7 @@ async function personalise(
         prepared.costs.push(0);
       }
     });
-    prepared.log.preview = preview(first ?? '');
+    prepared.log = log.result() ?? NOTHING_SHOWN;
     return prepared;
   });
 }
@@ -223,7 +229,7 @@ async function personalise(
  * anything is sent, in one transaction; when the balance does not cover it, those batches fail
  * unsent and uncharged instead.
  */
-async function holdWhatRendersCost(db: Db, ref: ChunkRef, prepared: Prepared[]): Promise<Prepared[]> {
+async function holdWhatRendersCost(db: Db, ref: CampaignChannel, prepared: Prepared[]): Promise<Prepared[]> {
   const needing = prepared
     .map((p) => ({ p, extra: round2(p.costs.reduce((a, b) => a + b, 0) - p.batch.reserved) }))
     .filter(({ extra }) => extra > 0);
@@ -242,20 +248,19 @@ async function holdWhatRendersCost(db: Db, ref: ChunkRef, prepared: Prepared[]):
   return prepared.map((p) => (short.has(p) ? unsent(p.batch, p.log, INSUFFICIENT) : p));
 }
 
-const keyOf = (ref: ChunkRef) => ({ orgId: ref.orgId, campaignId: ref.campaignId, channel: ref.channel });
+const keyOf = (ref: CampaignChannel) => ({ orgId: ref.orgId, campaignId: ref.campaignId, channel: ref.channel });
 
 const failure = (recipient: string, error: string): DeliveryResult => ({ recipient, ok: false, error, network: 'herald' });
 
 /**
- * Claims the chunk's claimable batches and reserves what they cost beyond what they already hold.
+ * Claims the channel's next claimable batches (at most `limit`) and reserves what they cost beyond what they already hold.
  * Launch reserved every batch's cost, so a claim usually moves no credits: those batches are claimed
  * in one statement on its own. Batches that need more (a scheduled start the balance did not cover)
  * are claimed and reserved in one transaction, rolled back when the balance does not cover them:
  * `short` says so, and they are left claimable.
  */
-async function claim(db: Db, ref: ChunkRef, unitCost: number, leaseSeconds: number): Promise<{ claimed: Claimed[]; short: boolean }> {
-  const [first, last] = batchRange(ref);
-  const key = { ...keyOf(ref), first, last, leaseSeconds, unitCost };
+async function claim(db: Db, ref: CampaignChannel, unitCost: number, leaseSeconds: number, limit: number): Promise<{ claimed: Claimed[]; short: boolean }> {
+  const key = { ...keyOf(ref), leaseSeconds, unitCost, limit };
   const held = await run(db, claimBatches, { ...key, heldOnly: true });
   const rows = held.filter((r) => r.batch_no !== null);
   let short = false;
@@ -297,40 +302,12 @@ const outcomesOf = (addresses: string[], errors: Map<number, string>) =>
  * campaign's counters, announced to the API processes (one statement), then the release of what
  * they held and did not spend. `results` are the provider's answers for the batches' targets, in order.
  */
-async function settle(db: Db, ref: ChunkRef, senderUserId: string | null, prepared: Prepared[], results: DeliveryResult[]) {
-  let next = 0;
+async function settle(db: Db, ref: CampaignChannel, senderUserId: string | null, prepared: Prepared[], results: DeliveryResult[]) {
+  const next = { next: 0 };
   const logs = new Map<string, SettledLogColumns>();
   const batches = prepared.map(({ batch, failures, costs, log }) => {
-    // One pass over the batch's recipients: successes, what they cost, and the network of the first
-    // success (else of the first recipient: `herald` for one that was never sent).
     const size = batch.addresses.length;
-    let sent = 0;
-    let cost = 0;
-    let firstNetwork: string | null = null;
-    let sentNetwork: string | null = null;
-    let providerIds: (string | null)[] | null = null;
-    // Why each recipient failed, by position: made at the first failure, so that a batch sent whole
-    // (the common case) builds no per-recipient outcome at all.
-    let errors: Map<number, string> | null = null;
-    for (let i = 0; i < size; i++) {
-      const error = failures[i];
-      if (error) {
-        firstNetwork ??= 'herald';
-        (errors ??= new Map()).set(i, error);
-        continue;
-      }
-      const r = results[next++]!;
-      firstNetwork ??= r.network;
-      if (r.providerMessageId) (providerIds ??= batch.addresses.map(() => null))[i] = r.providerMessageId;
-      if (!r.ok) {
-        (errors ??= new Map()).set(i, r.error ?? 'Delivery failed');
-        continue;
-      }
-      sent++;
-      sentNetwork ??= r.network;
-      cost += costs[i]!;
-    }
-    const network = sentNetwork ?? firstNetwork;
+    const { sent, cost, network, providerIds, errors } = tally(size, (i) => failures[i], (i) => costs[i]!, results, next);
     // The log as it is stored, for the message events this process posts itself (`wake`).
     const stored = errors === null ? batch.addresses : settledRecipients(outcomesOf(batch.addresses, errors));
     logs.set(batch.logId, { settled_recipients: stored, settled_provider_ids: providerIds });
@@ -341,7 +318,7 @@ async function settle(db: Db, ref: ChunkRef, senderUserId: string | null, prepar
       recipients: errors === null ? null : JSON.stringify(stored),
       sent,
       failed: size - sent,
-      cost: round2(cost),
+      cost,
       network,
       provider_ids: providerIds,
       preview: log.preview,
@@ -373,21 +350,59 @@ async function settle(db: Db, ref: ChunkRef, senderUserId: string | null, prepar
   await wake(db, ref.orgId, settled.webhook_endpoints, { handed: settled.handed, logs });
 }
 
-/** The chunks of a campaign that still have batches to send, sized by the campaign's batches per channel. */
-export async function openChunks(db: Db | Knex.Transaction, orgId: string, campaignId: string): Promise<ChunkRef[]> {
-  const rows = await run(db, batchesPerChannel, { orgId, campaignId });
-  return rows.flatMap(({ channel, batches, open }) => chunksOf({ orgId, campaignId, channel: channel as Channel }, batches, open ?? []));
+/** The longest a launch request waits for a small campaign's credential's rate: a campaign slower than that to send is left to the workers. */
+const INLINE_PACED_SECONDS = 2;
+
+/**
+ * Sends a small campaign's batches in the caller's process, at once (launch, within
+ * `CAMPAIGN_INLINE_LIMIT`): the same turns as the dispatchers serve, as many as it takes, in its
+ * lane. A channel whose rate would hold the request longer than `INLINE_PACED_SECONDS` for its
+ * `recipients` is queued for the workers instead. Recipients the provider throttles are tried again
+ * for as long as a send answered in its request would be.
+ */
+export async function sendNow(deps: BatchDeps, campaign: Pick<CampaignRow, 'organization_id' | 'id' | 'type'>, recipients: number): Promise<void> {
+  const park = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+  const slow: QueuedWork[] = [];
+  for (const work of await openWork(deps.db, campaign)) {
+    const rate = await rateOf(deps, work);
+    if (rate !== null && recipients / rate > INLINE_PACED_SECONDS) {
+      slow.push(work);
+      continue;
+    }
+    while ((await serveTurn(deps, { ...work, maxBatches: 64, park, throttledForMs: THROTTLED_FOR_MS.transactional })).batches > 0);
+  }
+  await enqueue(deps.db, slow);
+}
+
+/** A campaign channel's rate as set (null: unpaced, or a channel that cannot be bound: it is sent at once, and fails as it would). */
+async function rateOf(deps: BatchDeps, work: QueuedWork): Promise<number | null> {
+  try {
+    return (await deps.delivery.channelFor(work.orgId, work.channel)).pace.configured;
+  } catch {
+    return null;
+  }
+}
+
+/** The lane a campaign's batches are sent in: an automated campaign's messages are transactional, the others bulk. */
+export const laneOf = (campaign: Pick<CampaignRow, 'type'>): Lane => (campaign.type === 'automated' ? 'transactional' : 'bulk');
+
+/** A campaign's (or run's) channels that still have batches to send, as the send queue takes them. */
+export async function openWork(db: Db | Knex.Transaction, campaign: Pick<CampaignRow, 'organization_id' | 'id' | 'type'>): Promise<QueuedWork[]> {
+  const rows = await run(db, batchesPerChannel, { orgId: campaign.organization_id, campaignId: campaign.id });
+  return rows
+    .filter((r) => r.open?.length)
+    .map((r) => ({ orgId: campaign.organization_id, campaignId: campaign.id, channel: r.channel as Channel, lane: laneOf(campaign) }));
 }
 
 /**
- * Chunks of active campaigns with batches still unsettled a lease after they were made (never
- * claimed: their job was lost) or claimed (by a worker that died), sized as launch sized them: the
- * sweeper queues them again. Claiming decides who sends, so a chunk queued twice is still sent once,
- * and a batch under a live lease is left alone.
+ * Channels of active campaigns with batches still unsettled a lease after they were made (never
+ * claimed: their queue row was lost with a process that died before queueing it) or claimed (by a
+ * worker that died): the sweeper queues them again. Claiming decides who sends, so work queued
+ * twice is still sent once, and a batch under a live lease is left alone.
  */
-export async function stalledChunks(db: Db, leaseSeconds: number, limit = 5000): Promise<ChunkRef[]> {
+export async function stalledWork(db: Db, leaseSeconds: number, limit = 5000): Promise<QueuedWork[]> {
   const rows = await run(db, stalledBatches, { leaseSeconds, limit });
-  return rows.flatMap((r) => chunksOf({ orgId: r.organization_id, campaignId: r.campaign_id, channel: r.channel as Channel }, r.batches, r.stalled));
+  return rows.map((r) => ({ orgId: r.organization_id, campaignId: r.campaign_id, channel: r.channel as Channel, lane: laneOf(r) }));
 }
 
 /**
@@ -401,11 +416,10 @@ export async function settleInterruptedBatches(deps: Pick<BatchDeps, 'db' | 'con
   const rows = await run(db, interruptedBatches, { leaseSeconds: config.campaignLeaseSeconds, limit });
   for (const row of rows) {
     const channel = row.channel as Channel;
-    // Only the organization, campaign and channel of the ref matter to `settle`.
-    const ref: ChunkRef = { orgId: row.organization_id, campaignId: row.campaign_id, channel, chunkNo: 0, size: 1 };
+    const ref: CampaignChannel = { orgId: row.organization_id, campaignId: row.campaign_id, channel };
     const text = (row.messages as CampaignMessages)[channel]?.content ?? '';
     const batch: Claimed = { batch_no: row.batch_no, addresses: row.addresses, reserved: Number(row.reserved), logId: batchLogId(row.campaign_id, channel, row.batch_no) };
-    await settle(db, ref, row.created_by, [unsent(batch, logText(text, unitCost(config, channel, text)), INTERRUPTED)], []);
+    await settle(db, ref, row.created_by, [unsent(batch, logTextOf(text, unitCost(config, channel, text)), INTERRUPTED)], []);
   }
   return rows.length;
 }

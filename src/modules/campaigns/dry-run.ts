@@ -236,7 +236,8 @@ export const test = operation({
           recipients,
           campaignId: campaign.id,
           test: true,
-          via: ready.send,
+          via: ready,
+          lane: 'transactional',
         })),
       );
     }

@@ -1,5 +1,6 @@
 import type { Channel } from '../../delivery/types.js';
 import { describe, occurrences, type Recurrence } from '../../lib/recurrence.js';
+import { NOT_SENDING, type Sending } from './sending.js';
 
 export type CampaignStatus = 'draft' | 'scheduled' | 'active' | 'completed' | 'canceled';
 /** A run's statuses: a campaign's, less `draft`, plus `failed` (not sent at all: the credits did not cover it). */
@@ -85,6 +86,8 @@ export interface CampaignDto {
   trigger: { event: TriggerEvent; groupId: string | null } | null;
   delay: string | null;
   analytics: Analytics;
+  /** How it is being sent (`./sending.ts`): read by `get` only; otherwise `NOT_SENDING`, and GraphQL reads it itself. */
+  sending?: Sending;
   organization: string;
   createdBy: string | null;
   createdAt: string;
@@ -190,6 +193,7 @@ export const campaignDetail = (c: CampaignDto) => ({
   ...(c.recurrence ? { recurrence: c.recurrence } : {}),
   ...(c.trigger ? { trigger: c.trigger, delay: c.delay } : {}),
   analytics: c.analytics,
+  ...(c.sending ?? NOT_SENDING),
   createdAt: c.createdAt,
   updatedAt: c.updatedAt,
 });

@@ -1,9 +1,12 @@
 import type { JobSpec } from '../../jobs/queue.js';
-import { batchRange, type ChunkRef } from './chunks.js';
 import type { CampaignRow } from './dto.js';
 
 /** The campaigns module's tasks, by name. */
 export const START_TASK = 'campaign-start';
+/**
+ * A campaign chunk's job, as queued before the send queue (`delivery/scheduler.ts`) took over: one
+ * still waiting queues its campaign's channel there.
+ */
 export const CHUNK_TASK = 'campaign-chunk';
 /** A recurring campaign's run at one time of its rule. */
 export const RUN_TASK = 'campaign-run';
@@ -34,12 +37,4 @@ export const startJob = (campaign: CampaignRow): JobSpec => ({
   payload: { orgId: campaign.organization_id, campaignId: campaign.id },
   runAt: campaign.schedule_date && campaign.schedule_date.getTime() > Date.now() ? campaign.schedule_date : new Date(),
   jobKey: startJobKey(campaign.id),
-});
-
-export const chunkJob = (ref: ChunkRef): JobSpec => ({
-  task: CHUNK_TASK,
-  payload: { ...ref },
-  // Keyed by its batches: the same chunk queued twice (a retried start, the sweeper) is one job.
-  jobKey: `campaign-chunk:${ref.campaignId}:${ref.channel}:${batchRange(ref).join('-')}`,
-  maxAttempts: 10,
 });

@@ -4,6 +4,7 @@ import * as messageLogs from '../message-logs/service.js';
 import type { CampaignDto } from './dto.js';
 import * as dryRun from './dry-run.js';
 import * as progress from './progress.js';
+import { NOT_SENDING, type Sending } from './sending.js';
 import * as campaigns from './service.js';
 
 /** Messages with their nulls read as "not given", each channel's too. */
@@ -18,6 +19,16 @@ const typeInput = (input: { trigger?: { event: CampaignTriggerEvent; groupId?: s
   ...(input.trigger ? { trigger: { event: wireEvent(input.trigger.event), ...compact({ groupId: input.trigger.groupId }) } } : {}),
   ...(input.recurrence ? { recurrence: input.recurrence } : {}),
 });
+
+/** A campaign's `Sending`: the one `get` read with it, else read once per campaign object of the request. */
+const readSending = new WeakMap<CampaignDto, Promise<Sending>>();
+function sendingOf(ctx: Parameters<typeof campaigns.sendingFor>[0], campaign: CampaignDto): Promise<Sending> {
+  if (campaign.sending) return Promise.resolve(campaign.sending);
+  if (campaign.status !== 'active') return Promise.resolve(NOT_SENDING);
+  let read = readSending.get(campaign);
+  if (!read) readSending.set(campaign, (read = campaigns.sendingFor(ctx, undefined, { id: campaign._id })));
+  return read;
+}
 
 export const resolvers: Resolvers = {
   Query: {
@@ -38,10 +49,13 @@ export const resolvers: Resolvers = {
   Subscription: {
     campaignProgress: {
       subscribe: (_, { id }, ctx) => progress.watch(ctx, undefined, { id }),
-      resolve: (campaign: CampaignDto) => campaign,
+      resolve: (campaign: CampaignDto) => ({ ...campaign, ...(campaign.sending ?? NOT_SENDING) }),
     },
   },
   Campaign: {
+    throttled: async (campaign, _, ctx) => (await sendingOf(ctx, campaign)).throttled,
+    sendRate: async (campaign, _, ctx) => (await sendingOf(ctx, campaign)).sendRate,
+    estimatedCompletionAt: async (campaign, _, ctx) => (await sendingOf(ctx, campaign)).estimatedCompletionAt,
     progress: (campaign, _, ctx) => campaigns.progressOf(ctx, undefined, { id: campaign._id }),
     logs: async (campaign, args, ctx) => connection(await messageLogs.list(ctx, { campaignId: campaign._id }, pageArgs(args))),
     runs: async (campaign, args, ctx) => connection(await campaigns.runs(ctx, undefined, { id: campaign._id, ...pageArgs(args) })),

@@ -9,7 +9,7 @@ import { HttpError } from '../../lib/errors.js';
 import { nextOccurrence } from '../../lib/recurrence.js';
 import { toRunDto, type CampaignRow } from './dto.js';
 import { runJob } from './jobs.js';
-import { announce, enqueueChunks, start } from './start.js';
+import { announce, enqueueCampaign, start } from './start.js';
 import { wakeAutomations } from './triggers.js';
 
 /**
@@ -53,7 +53,7 @@ export const insertRun = statement<{ orgId: string; parentId: string; scheduledA
 export async function startRun(deps: Pick<Deps, 'db' | 'config' | 'queue'>, runRow: CampaignRow): Promise<void> {
   try {
     const { total } = await start(deps, runRow, { checkCredits: false });
-    if (total) await enqueueChunks(deps, runRow.organization_id, runRow.id);
+    if (total) await enqueueCampaign(deps, runRow);
   } catch (err) {
     // Canceled with its campaign before it started: nothing to send.
     if (err instanceof HttpError && err.statusCode === 409) return;

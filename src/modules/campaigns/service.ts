@@ -12,16 +12,17 @@ import { normaliseAddress } from '../../lib/addresses.js';
 import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
 import { messagesSchema, resolveMessages, type MessagesInput } from './messages.js';
-import { openChunks, processChunk } from './batches.js';
+import { sendNow } from './batches.js';
 import { toCampaignDto, type CampaignMessages, type CampaignRow, type TriggerEvent } from './dto.js';
 import { automationJobKey, runJob, runJobKey, startJob, startJobKey } from './jobs.js';
-import { announce, enqueueChunks, rollbackStart, start } from './start.js';
+import { announce, enqueueCampaign, rollbackStart, start } from './start.js';
 import { anchorOf, clockNow, listPending, listRuns } from './runs.js';
 import { paginateAs, type PageRequest } from '../../db/pagination.js';
 import { addJobStatement, inTransaction, removeJobStatement } from '../../jobs/queue.js';
 import { checkRecurrence, nextOccurrence, type Recurrence } from '../../lib/recurrence.js';
 import { Duration } from 'luxon';
 import { record, type AuditEntryInput } from '../audit/record.js';
+import { sendingOf } from './sending.js';
 
 const READ = { role: 'any', apiKeys: true } as const;
 const WRITE = { role: 'admin', apiKeys: true } as const;
@@ -203,7 +204,16 @@ export const pendingSends = operation({
 export const get = operation({
   access: READ,
   async run(ctx, _input: undefined, { id }: { id: string }) {
-    return toCampaignDto(await load(ctx, id));
+    const row = await load(ctx, id);
+    return { ...toCampaignDto(row), sending: await sendingOf(ctx.db, row) };
+  },
+});
+
+/** How a campaign is being sent (GraphQL's fields of it, on a campaign read without them). */
+export const sendingFor = operation({
+  access: READ,
+  async run(ctx, _input: undefined, { id }: { id: string }) {
+    return sendingOf(ctx.db, await load(ctx, id));
   },
 });
 
@@ -347,11 +357,8 @@ export const launch = operation({
         await rollbackStart(ctx, campaign, (trx) => record(trx, ctx, campaignEntry('campaign.launch_reverted', campaign, { reason: err.message })));
         throw err;
       });
-      if (started.total <= ctx.config.campaignInlineLimit) {
-        for (const chunk of await openChunks(ctx.db, ctx.caller.orgId, id)) await processChunk(ctx, chunk);
-      } else {
-        await enqueueChunks(ctx, ctx.caller.orgId, id);
-      }
+      if (started.total <= ctx.config.campaignInlineLimit) await sendNow(ctx, campaign, started.total);
+      else await enqueueCampaign(ctx, campaign);
       return toCampaignDto(await load(ctx, id));
     });
   },
@@ -447,12 +454,12 @@ export const cancel = operation({
   },
 });
 
-/** What a frontend shows while a campaign runs: recipients by state. */
+/** What a frontend shows while a campaign runs: recipients by state, and how it is being sent. */
 export const progressOf = operation({
   access: READ,
   async run(ctx, _input: undefined, { id }: { id: string }) {
-    await load(ctx, id);
-    return progress(ctx, id);
+    const row = await load(ctx, id);
+    return { ...(await progress(ctx, id)), ...(await sendingOf(ctx.db, row)) };
   },
 });
 

@@ -10,8 +10,8 @@ import { notifyProgress } from '../../delivery/sql/progress.js';
 import type { Channel } from '../../delivery/types.js';
 import { badRequest, conflict } from '../../lib/errors.js';
 import { materialiseAudience, type Audience } from './audience.js';
-import { openChunks } from './batches.js';
-import { chunkJob } from './jobs.js';
+import { openWork } from './batches.js';
+import { enqueue } from '../../delivery/scheduler.js';
 import { priceAside, recipientUnits, type Units } from './costing.js';
 import type { CampaignRow } from './dto.js';
 import { launchTexts } from './messages.js';
@@ -145,6 +145,7 @@ export async function rollbackStart(deps: StartDeps, campaign: CampaignRow, also
   });
 }
 
-export async function enqueueChunks(deps: Pick<Deps, 'db' | 'queue'>, orgId: string, campaignId: string) {
-  await deps.queue.addMany((await openChunks(deps.db, orgId, campaignId)).map(chunkJob));
+/** Queues a started campaign's (or run's) channels for the dispatchers (`delivery/scheduler.ts`). */
+export async function enqueueCampaign(deps: Pick<Deps, 'db'>, campaign: Pick<CampaignRow, 'organization_id' | 'id' | 'type'>) {
+  await enqueue(deps.db, await openWork(deps.db, campaign));
 }

@@ -1,15 +1,13 @@
 import type { TaskList } from 'graphile-worker';
 import type { Deps } from '../../context.js';
 import { tenant } from '../../db/tenant.js';
-import { processChunk, settleInterruptedBatches, stalledChunks } from './batches.js';
-import type { ChunkRef } from './chunks.js';
+import { enqueue } from '../../delivery/scheduler.js';
+import type { Channel } from '../../delivery/types.js';
+import { laneOf, settleInterruptedBatches, stalledWork } from './batches.js';
 import type { CampaignRow } from './dto.js';
-import { AUTOMATION_TASK, CHUNK_TASK, RUN_TASK, START_TASK, chunkJob, startJob } from './jobs.js';
+import { AUTOMATION_TASK, CHUNK_TASK, RUN_TASK, START_TASK, startJob } from './jobs.js';
 import { fireRun, sendDue, startRun, sweepRuns } from './runs.js';
-import { enqueueChunks, start } from './start.js';
-
-/** Chunks queued before a chunk's size was part of its payload were of 10 batches. */
-const LEGACY_CHUNK_SIZE = 10;
+import { enqueueCampaign, start } from './start.js';
 
 /** The campaigns module's queue tasks. Each is safe to run twice: the database decides who sends. */
 export function campaignTasks(deps: Deps): TaskList {
@@ -28,7 +26,7 @@ export function campaignTasks(deps: Deps): TaskList {
         return;
       }
       const { total } = await start(deps, campaign, { checkCredits: false });
-      if (total) await enqueueChunks(deps, orgId, campaignId);
+      if (total) await enqueueCampaign(deps, campaign);
     },
     [RUN_TASK]: async (payload) => {
       const { orgId, campaignId, scheduledAt } = payload as { orgId: string; campaignId: string; scheduledAt: string };
@@ -39,24 +37,25 @@ export function campaignTasks(deps: Deps): TaskList {
       await sendDue(deps, orgId, campaignId);
     },
     [CHUNK_TASK]: async (payload) => {
-      const ref = payload as Omit<ChunkRef, 'size'> & { size?: number };
-      await processChunk(deps, { ...ref, size: ref.size ?? LEGACY_CHUNK_SIZE });
+      const { orgId, campaignId, channel } = payload as { orgId: string; campaignId: string; channel: Channel };
+      const campaign = (await tenant(deps.db, orgId).scoped('campaigns').where('campaigns.id', campaignId).first('type')) as Pick<CampaignRow, 'type'> | undefined;
+      if (campaign) await enqueue(deps.db, [{ orgId, campaignId, channel, lane: laneOf(campaign) }]);
     },
   };
 }
 
 /**
- * The campaigns module's part of the periodic sweep: chunks whose lease ran out (their worker died,
- * or their job was lost) are queued again; scheduled starts whose job is stuck (held by a process
+ * The campaigns module's part of the periodic sweep: campaign channels whose batches' lease ran out
+ * (their worker died, or their queue row was lost) are queued again; scheduled starts whose job is stuck (held by a process
  * that died, or by a worker pool that failed while Postgres was away: graphile-worker frees such
  * locks only after hours) are queued again (the start itself only ever moves a campaign out of
  * `scheduled` once); batches of canceled campaigns a dead worker left mid-send are settled.
  */
 export async function sweepCampaigns(deps: Deps): Promise<void> {
-  const stalled = await stalledChunks(deps.db, deps.config.campaignLeaseSeconds);
+  const stalled = await stalledWork(deps.db, deps.config.campaignLeaseSeconds);
   if (stalled.length) {
-    deps.log.warn({ chunks: stalled.length }, 'requeueing stalled campaign chunks');
-    await deps.queue.addMany(stalled.map(chunkJob));
+    deps.log.warn({ channels: stalled.length }, 'requeueing campaign channels with stalled batches');
+    await enqueue(deps.db, stalled);
   }
   const overdue = (await deps.db('campaigns')
     .where({ status: 'scheduled' })

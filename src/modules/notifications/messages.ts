@@ -14,8 +14,6 @@ import { isTemplate, TemplateRenderError } from '../../lib/templates.js';
  * what each one's text costs.
  */
 
-/** The longest message a channel takes: the text as written, and each recipient's text as rendered. */
-export const MESSAGE_LIMIT: Record<Channel, number> = { sms: 1600, whatsapp: 4096, email: 1_000_000 };
 
 /** Contacts read per query when each recipient's contact is looked up. */
 const CONTACTS_CHUNK = 1000;
@@ -113,9 +111,7 @@ async function tracks(ctx: AuthedContext, channel: Channel, texts: MessageTexts)
 /** The message every recipient shares, rendered once, or why it cannot be sent (every recipient then fails with it). */
 function sharedMessage(personaliser: Personaliser): MessageTexts | { error: string } {
   try {
-    const texts = personaliser.shared();
-    const problem = tooLong(personaliser.channel, texts.body);
-    return problem ? { error: problem } : texts;
+    return personaliser.shared();
   } catch (err) {
     if (!(err instanceof TemplateRenderError)) throw err;
     return { error: err.message };
@@ -127,8 +123,6 @@ function ownMessage(personaliser: Personaliser, address: string, contact: Recipi
   try {
     const content = personaliser.forRecipient(address, contact);
     const body = content.body!;
-    const problem = tooLong(personaliser.channel, body);
-    if (problem) return { recipient: address, invalid: problem };
     const held = personaliser.channel !== 'email' || body.length <= HELD_EMAIL_LENGTH;
     return {
       recipient: address,
@@ -150,9 +144,3 @@ function ownMessage(personaliser: Personaliser, address: string, contact: Recipi
  * keep the rendered content alive with it (closures of one scope share what they capture).
  */
 const holding = (personaliser: Personaliser, content: TargetContent) => (at: LogRef) => personaliser.track(content, at);
-
-/** Why a rendered text cannot be sent on the channel, or null. */
-function tooLong(channel: Channel, body: string): string | null {
-  const limit = MESSAGE_LIMIT[channel];
-  return body.length > limit ? `The rendered message is ${body.length} characters; ${channel} takes at most ${limit}` : null;
-}

@@ -10,7 +10,8 @@ import { templateProblems } from '../../lib/templates.js';
 import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
 import { leftChannel } from '../consent/service.js';
-import { MESSAGE_LIMIT, prepare, textsOf, type Audience } from './messages.js';
+import { MESSAGE_LIMIT } from '../../delivery/personalise.js';
+import { prepare, textsOf, type Audience } from './messages.js';
 
 const SEND = { role: 'any', apiKeys: true } as const;
 const MAX_RECIPIENTS = 10_000;
@@ -127,7 +128,9 @@ async function sendMessage(ctx: AuthedContext, input: CommonInput, recipients: R
     subject: channel === 'email' ? message.subject : undefined,
     attachments: channel === 'email' ? input.attachments : undefined,
     recipients: message.recipients,
-    via: channelReady.send,
+    via: channelReady,
+    // A send to given recipients is transactional; one to every contact is bulk, behind it.
+    lane: audience.bulk ? 'bulk' : 'transactional',
   });
 }
 

@@ -34,6 +34,9 @@ export function showCredentials(config: Config, creds: StoredCredentials, orgId:
     whatsapp_verify_token_set: !!creds.whatsapp_verify_token,
     whatsapp_webhookUrl: whatsappWebhookUrl(config, orgId),
     sms_reportUrl: role === 'admin' ? smsReportUrl(config, orgId) : null,
+    sms_rate: creds.sms_rate ?? null,
+    email_rate: creds.email_rate ?? null,
+    whatsapp_rate: creds.whatsapp_rate ?? null,
   };
 }
 

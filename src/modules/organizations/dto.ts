@@ -30,6 +30,9 @@ export const CREDENTIAL_FIELDS = [
   'whatsapp_phone_number_id',
   'whatsapp_app_secret',
   'whatsapp_verify_token',
+  'sms_rate',
+  'email_rate',
+  'whatsapp_rate',
 ] as const satisfies readonly (keyof StoredCredentials)[];
 
 export interface CredentialsDto {
@@ -51,6 +54,10 @@ export interface CredentialsDto {
   whatsapp_webhookUrl: string;
   /** Admins only: null for other roles. */
   sms_reportUrl: string | null;
+  /** Each channel's rate as set (messages a second); null: the default. */
+  sms_rate: number | null;
+  email_rate: number | null;
+  whatsapp_rate: number | null;
 }
 
 export interface OrganizationSummary {

@@ -7,7 +7,7 @@ export const resolvers: Resolvers = {
     organization: (_, __, ctx) => organizations.current(ctx, undefined, {}),
   },
   Mutation: {
-    updateCredentials: (_, { input }, ctx) => organizations.updateCredentials(ctx, compact(input), {}),
+    updateCredentials: (_, { input }, ctx) => organizations.updateCredentials(ctx, compact(input, ['sms_rate', 'email_rate', 'whatsapp_rate']), {}),
     updateOrganization: (_, { input }, ctx) => organizations.updateOrganization(ctx, compact(input), {}),
   },
   Organization: {

@@ -47,10 +47,18 @@ const port = z
   .transform((p) => String(p).trim())
   .pipe(z.string().regex(/^\d{1,5}$/, 'must be a port number').refine((p) => Number(p) >= 1 && Number(p) <= 65535, 'must be between 1 and 65535'));
 
+/** A channel's rate in messages a second (`50`, `0.5`, `"50"`); null removes it (the default applies again). */
+const rate = z
+  .union([z.number(), z.string().trim().regex(/^\d+(\.\d+)?$/, 'must be messages a second').transform(Number)], { error: 'must be messages a second' })
+  .pipe(z.number().min(0.1, 'must be at least 0.1 messages a second').max(10_000, 'must be at most 10000 messages a second'))
+  .nullable();
+
 const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')], { error: 'must be true or false' });
 
 /** Credentials an organization may take away again by sending the empty string. */
 const REMOVABLE = ['email_user', 'email_pass', 'email_tls_ca'] as const;
+/** Rates an organization takes away again by sending null. */
+const RATES = ['sms_rate', 'email_rate', 'whatsapp_rate'] as const;
 
 export const updateCredentials = operation({
   access: { role: 'admin', apiKeys: false },
@@ -77,6 +85,9 @@ export const updateCredentials = operation({
     whatsapp_phone_number_id: z.string().trim().regex(/^\d{1,30}$/, 'must be digits').optional(),
     whatsapp_app_secret: text(500).optional(),
     whatsapp_verify_token: text(500).optional(),
+    sms_rate: rate.optional(),
+    email_rate: rate.optional(),
+    whatsapp_rate: rate.optional(),
   }),
   // Where the platform blocks private hosts (BLOCK_PRIVATE_HOSTS), named with the input's other problems.
   async check(ctx, input) {
@@ -90,8 +101,9 @@ export const updateCredentials = operation({
     const row = await ctx.db.transaction(async (trx) => {
       const current = (await trx('organizations').where({ id: ctx.caller.orgId }).forUpdate().first()) as Omit<OrganizationRow, 'credits'>;
       const before = readCredentials(ctx.config, current);
-      const merged: StoredCredentials = { ...before, ...input };
+      const merged = { ...before, ...input } as StoredCredentials & Partial<Record<(typeof RATES)[number], number | null>>;
       for (const field of REMOVABLE) if (merged[field] === '') delete merged[field];
+      for (const field of RATES) if (merged[field] === null) delete merged[field];
       await recordCredentialsChange(trx, ctx, before, merged);
       return writeOrganization(ctx, trx, { credentials: sealCredentials(ctx.config, merged) });
     });

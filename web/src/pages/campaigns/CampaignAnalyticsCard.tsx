@@ -1,6 +1,7 @@
 import { Card, Group, Paper, Progress, SimpleGrid, Stack, Text, Title } from '@mantine/core';
 import type { CampaignFieldsFragment, CampaignStatus } from '../../gql/graphql';
 import { formatNumber, formatPercent } from '../../lib/format';
+import { PaceLines, type Pace } from './CampaignPace';
 
 interface Props {
   status: CampaignStatus;
@@ -9,6 +10,8 @@ interface Props {
   total: number;
   /** Whether the counters come live from the campaign's progress subscription. */
   live: boolean;
+  /** How it is being sent, while it is active (null otherwise). */
+  pace?: Pace | null;
 }
 
 /** One counter: its number, and its share of what it is a share of. */
@@ -30,7 +33,7 @@ function Stat({ label, value, of, ofLabel }: { label: string; value: number; of:
  * The campaign's counters (as `Analytics` has them) with their percentages, and while it sends, how
  * far it got: the sent and failed recipients of its audience.
  */
-export function CampaignAnalyticsCard({ status, analytics: a, total, live }: Props) {
+export function CampaignAnalyticsCard({ status, analytics: a, total, live, pace }: Props) {
   const attempted = a.sent + a.failed;
   const sending = status === 'active' && total > 0;
   return (
@@ -48,6 +51,7 @@ export function CampaignAnalyticsCard({ status, analytics: a, total, live }: Pro
             </Text>
           </Stack>
         )}
+        {status === 'active' && pace && <PaceLines pace={pace} />}
         <SimpleGrid cols={{ base: 2, sm: 3 }}>
           <Stat label="Sent" value={a.sent} of={attempted} ofLabel="of attempted" />
           <Stat label="Failed" value={a.failed} of={attempted} ofLabel="of attempted" />

@@ -13,6 +13,7 @@ import { useMe } from '../../lib/me';
 import { CampaignActions } from './CampaignActions';
 import { CampaignAnalyticsCard } from './CampaignAnalyticsCard';
 import { CampaignEstimateCard } from './CampaignEstimateCard';
+import { ThrottledBadge, type Pace } from './CampaignPace';
 import { CampaignPreviewCard } from './CampaignPreviewCard';
 import { CampaignRunsCard, PendingSendsCard } from './CampaignRunsCard';
 import { CampaignScheduleCard } from './CampaignScheduleCard';
@@ -56,6 +57,9 @@ const CampaignProgressDocument = graphql(`
         clicked
         suppressed
       }
+      throttled
+      sendRate
+      estimatedCompletionAt
     }
   }
 `);
@@ -63,7 +67,8 @@ const CampaignProgressDocument = graphql(`
 /**
  * One campaign: what it sends to whom, and by status what can be done with it. Before launch: its
  * preview, a test send and the estimate. Once launched: analytics, updated live while it is
- * scheduled or sending by the `campaignProgress` subscription (no polling).
+ * scheduled or sending by the `campaignProgress` subscription (no polling), and while it sends its
+ * pace, estimated finish and whether a channel's rate holds it back (Throttled).
  */
 export default function CampaignPage() {
   const { id = '' } = useParams();
@@ -95,6 +100,10 @@ export default function CampaignPage() {
   const beforeLaunch = status === 'draft' || status === 'scheduled';
   // Recurring and automated campaigns send in runs, long after the launch.
   const inRuns = campaign.type === 'recurring' || campaign.type === 'automated';
+  // How it is being sent, while it is: the event's when there is one. A recurring or automated
+  // campaign sends in runs, each with a pace of its own: its own row shows one only if it reports one.
+  const sending: Pace | null = status === 'active' ? (fresh ?? campaign) : null;
+  const pace = sending && (!inRuns || sending.throttled || sending.sendRate != null || sending.estimatedCompletionAt != null) ? sending : null;
   const stamp = fresh ? `${fresh.updatedAt}/${fresh.analytics.sent}/${fresh.analytics.failed}` : undefined;
 
   return (
@@ -108,6 +117,7 @@ export default function CampaignPage() {
       <Group gap="xs" mb="md" role="status" aria-label="Campaign status">
         <Text>Status:</Text>
         <StatusBadge status={status} />
+        {pace?.throttled && <ThrottledBadge />}
         {status === 'scheduled' && campaign.scheduleDate && <Text>starts on {formatDateTime(campaign.scheduleDate)}</Text>}
       </Group>
       <Grid>
@@ -120,7 +130,7 @@ export default function CampaignPage() {
         </Grid.Col>
         <Grid.Col span={{ base: 12, md: 7 }}>
           <Stack>
-            {status !== 'draft' && <CampaignAnalyticsCard status={status} analytics={analytics} total={campaign.progress.total} live={waiting} />}
+            {status !== 'draft' && <CampaignAnalyticsCard status={status} analytics={analytics} total={campaign.progress.total} live={waiting} pace={pace} />}
             {beforeLaunch && <CampaignPreviewCard campaignId={campaign._id} />}
             {/* An automated campaign's audience is not known before its triggers happen: nothing to estimate. */}
             {beforeLaunch && campaign.type !== 'automated' && <CampaignEstimateCard campaignId={campaign._id} />}

@@ -64,6 +64,9 @@ export const CampaignFields = graphql(`
       pending
       canceled
     }
+    throttled
+    sendRate
+    estimatedCompletionAt
   }
 `);
 

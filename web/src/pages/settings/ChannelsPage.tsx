@@ -1,4 +1,4 @@
-import { Button, Group, NativeSelect, Paper, PasswordInput, SimpleGrid, Stack, Switch, Text, TextInput, Textarea, Title } from '@mantine/core';
+import { Button, Group, NativeSelect, NumberInput, Paper, PasswordInput, SimpleGrid, Stack, Switch, Text, TextInput, Textarea, Title } from '@mantine/core';
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { ErrorAlert } from '../../components/ErrorAlert';
@@ -29,6 +29,9 @@ graphql(`
     whatsapp_app_secret_set
     whatsapp_verify_token_set
     whatsapp_webhookUrl
+    sms_rate
+    email_rate
+    whatsapp_rate
   }
 `);
 
@@ -66,6 +69,39 @@ function changes(stored: Record<string, unknown>, values: Record<string, string>
     if (secrets.includes(field) ? value !== '' : value !== (stored[field] ?? '')) out[field] = value;
   }
   return out;
+}
+
+/** A channel's rate as its input holds it: a number, or '' for the default. */
+type RateValue = string | number;
+
+/**
+ * The rate to send when the input differs from the stored one: a number, or null when emptied (the
+ * default applies again); undefined when unchanged. Out-of-range values go to the server, whose 400
+ * lands on the field.
+ */
+function rateChange(stored: number | null | undefined, value: RateValue): number | null | undefined {
+  const next = value === '' ? null : Number(value);
+  return next === (stored ?? null) ? undefined : next;
+}
+
+/** A channel's sending rate: empty is the default, which `defaults` says. */
+function RateInput({ channel, value, onChange, error, defaults }: { channel: string; value: RateValue; onChange: (v: RateValue) => void; error?: string; defaults: string }) {
+  return (
+    <NumberInput
+      label={`${channel} rate (messages per second)`}
+      description={`${defaults} The provider’s throttling answers slow it down for a while.`}
+      placeholder="Default"
+      value={value}
+      onChange={onChange}
+      error={error}
+      min={0.1}
+      max={10000}
+      clampBehavior="none"
+      allowNegative={false}
+      hideControls
+      inputMode="decimal"
+    />
+  );
 }
 
 /** A secret's state for its field's description: whether it is set, never its value. */
@@ -144,13 +180,17 @@ function useSaveCredentials() {
 
 function SmsForm({ credentials: c }: { credentials: Credentials }) {
   const [form, setForm] = useState({ sms_apiKey: '', sms_partnerID: c.sms_partnerID ?? '', sms_shortCode: c.sms_shortCode ?? '' });
+  const [rate, setRate] = useState<RateValue>(c.sms_rate ?? '');
   const { state, save, errors } = useSaveCredentials();
   const set = (field: keyof typeof form) => (e: { currentTarget: { value: string } }) => setForm({ ...form, [field]: e.currentTarget.value });
   return (
     <ChannelForm
       title="SMS"
       save={async () => {
-        const ok = await save(changes(c, form, ['sms_apiKey']));
+        const input: CredentialsInput = changes(c, form, ['sms_apiKey']);
+        const sms_rate = rateChange(c.sms_rate, rate);
+        if (sms_rate !== undefined) input.sms_rate = sms_rate;
+        const ok = await save(input);
         if (ok) setForm((f) => ({ ...f, sms_apiKey: '' }));
         return ok;
       }}
@@ -165,6 +205,7 @@ function SmsForm({ credentials: c }: { credentials: Credentials }) {
             <PasswordInput label="API key" autoComplete="off" value={form.sms_apiKey} onChange={set('sms_apiKey')} error={errors.sms_apiKey} description={secretState(!!c.sms_apiKey, c.sms_apiKey)} />
             <TextInput label="Partner ID" value={form.sms_partnerID} onChange={set('sms_partnerID')} error={errors.sms_partnerID} />
             <TextInput label="Short code" value={form.sms_shortCode} onChange={set('sms_shortCode')} error={errors.sms_shortCode} description="The sender id messages go out from." />
+            <RateInput channel="SMS" value={rate} onChange={setRate} error={errors.sms_rate} defaults="Empty: the platform’s default if it sets one, else unpaced." />
           </SimpleGrid>
           {/* Shown to admins only: the server leaves it null for other roles. */}
           {c.sms_reportUrl && (
@@ -198,6 +239,7 @@ function EmailForm({ credentials: c }: { credentials: Credentials }) {
     email_tls_ca: c.email_tls_ca ?? '',
   });
   const [verify, setVerify] = useState(c.email_tls_verify ?? true);
+  const [rate, setRate] = useState<RateValue>(c.email_rate ?? '');
   const { state, save, errors } = useSaveCredentials();
   const set = (field: keyof typeof form) => (e: { currentTarget: { value: string } }) => setForm({ ...form, [field]: e.currentTarget.value });
   return (
@@ -206,6 +248,8 @@ function EmailForm({ credentials: c }: { credentials: Credentials }) {
       save={async () => {
         const input: CredentialsInput = changes(c, form, ['email_pass']);
         if (verify !== (c.email_tls_verify ?? true)) input.email_tls_verify = verify;
+        const email_rate = rateChange(c.email_rate, rate);
+        if (email_rate !== undefined) input.email_rate = email_rate;
         const ok = await save(input);
         if (ok) setForm((f) => ({ ...f, email_pass: '' }));
         return ok;
@@ -227,6 +271,7 @@ function EmailForm({ credentials: c }: { credentials: Credentials }) {
               onChange={set('email_secure')}
               error={errors.email_secure}
             />
+            <RateInput channel="Email" value={rate} onChange={setRate} error={errors.email_rate} defaults="Empty: the platform’s default if it sets one, else unpaced." />
           </SimpleGrid>
           <Switch
             label="Verify the server’s certificate"
@@ -255,6 +300,7 @@ function EmailForm({ credentials: c }: { credentials: Credentials }) {
 
 function WhatsAppForm({ credentials: c }: { credentials: Credentials }) {
   const [form, setForm] = useState({ whatsapp_phone_number_id: c.whatsapp_phone_number_id ?? '', whatsapp_access_token: '', whatsapp_app_secret: '', whatsapp_verify_token: '' });
+  const [rate, setRate] = useState<RateValue>(c.whatsapp_rate ?? '');
   const { state, save, errors } = useSaveCredentials();
   const set = (field: keyof typeof form) => (e: { currentTarget: { value: string } }) => setForm({ ...form, [field]: e.currentTarget.value });
   const secrets = ['whatsapp_access_token', 'whatsapp_app_secret', 'whatsapp_verify_token'];
@@ -262,7 +308,10 @@ function WhatsAppForm({ credentials: c }: { credentials: Credentials }) {
     <ChannelForm
       title="WhatsApp"
       save={async () => {
-        const ok = await save(changes(c, form, secrets));
+        const input: CredentialsInput = changes(c, form, secrets);
+        const whatsapp_rate = rateChange(c.whatsapp_rate, rate);
+        if (whatsapp_rate !== undefined) input.whatsapp_rate = whatsapp_rate;
+        const ok = await save(input);
         if (ok) setForm((f) => ({ ...f, whatsapp_access_token: '', whatsapp_app_secret: '', whatsapp_verify_token: '' }));
         return ok;
       }}
@@ -303,6 +352,7 @@ function WhatsAppForm({ credentials: c }: { credentials: Credentials }) {
               error={errors.whatsapp_verify_token}
               description={secretState(c.whatsapp_verify_token_set)}
             />
+            <RateInput channel="WhatsApp" value={rate} onChange={setRate} error={errors.whatsapp_rate} defaults="Empty: WhatsApp Cloud’s default, 80." />
           </SimpleGrid>
           <CopyValue label="Webhook callback URL" value={c.whatsapp_webhookUrl} buttonLabel="Copy webhook URL">
             Give it to your Meta app’s WhatsApp webhook, with the verify token above, for delivery statuses and replies. Keep it private.
