@@ -30,6 +30,7 @@ export async function up(knex: Knex): Promise<void> {
     )`);
   await knex.raw('CREATE INDEX send_queue_organization ON send_queue (organization_id)');
   await knex.raw('CREATE INDEX send_queue_ready ON send_queue (ready_at)');
+  await knex.raw('CREATE INDEX send_queue_lane ON send_queue (lane, served_at)');
   await knex.raw(`
     CREATE TABLE send_turns (
       organization_id uuid PRIMARY KEY,

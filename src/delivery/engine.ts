@@ -79,6 +79,7 @@ export async function transmit(
           } else if (!r.ok && r.retryable && ++tries[i]! < ATTEMPTS) {
             backoff = true;
             retry.push(i);
+            delete final[i]; // a throttling answer before this one is not its last
           } else final[i] = r;
         });
       }

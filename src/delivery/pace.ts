@@ -43,6 +43,8 @@ export type Park = (ms: number) => Promise<void>;
 export class Pacer {
   /** Per credential: until when it is known unpaced, or its last known rate. */
   private readonly known = new Map<string, { unpacedUntil: number; rate: number | null }>();
+  /** Per credential: when this process last sent a slice at its rate, and how long that slice takes at it. */
+  private readonly lastSlice = new Map<string, { at: number; ms: number }>();
   /** Per credential: messages this process handed to the provider, by second, for the last two seconds. */
   private readonly sentBySecond = new Map<string, { second: number; count: number; previous: number }>();
 
@@ -83,8 +85,14 @@ export class Pacer {
       if (rate === null) return null;
       const ms = Math.max(0, row!.start_ms);
       if (row!.reserved) {
-        if (ms > 0) await park(ms);
-        waited += ms;
+        // A slice reserved on time may still go out late (a slow round trip, a busy event loop); the
+        // next one then never follows it closer than the rate, so slices do not bunch at the provider.
+        const last = this.lastSlice.get(k);
+        const wait = Math.max(ms, last ? last.at + last.ms - Date.now() : 0);
+        if (wait > 0) await park(wait);
+        waited += wait;
+        if (this.lastSlice.size >= 10_000) this.lastSlice.clear();
+        this.lastSlice.set(k, { at: Date.now(), ms: (n / rate) * 1000 });
         this.record(key, lane, waited);
         return rate;
       }

@@ -203,9 +203,7 @@ export class Dispatcher {
       channel: row.channel as Channel,
       lane: LANES_BY_NUMBER[row.lane] ?? 'bulk',
     };
-    let parked = 0;
     const park: Park = async (ms) => {
-      parked += ms;
       // Not served again before then, by this process or another; the slot serves other work meanwhile.
       run(this.deps.db, deferTurn, {
         campaignId: work.campaignId,
@@ -231,8 +229,9 @@ export class Dispatcher {
         });
         return;
       }
-      // The next turn of this work: about TURN_MS of it, by how long this one's batches took (waits for the rate aside).
-      const busy = Math.max(1, Date.now() - started - parked);
+      // The next turn of this work: about TURN_MS of it, by how long this one took, waits for the rate
+      // included (a paced turn stays small: its batches settle, and show progress, as they go).
+      const busy = Math.max(1, Date.now() - started);
       const next = Math.round((served.batches * TURN_MS) / busy);
       if (this.sizes.size >= 10_000) this.sizes.clear();
       this.sizes.set(key, Math.max(1, Math.min(MAX_BATCHES, next, maxBatches * 2)));

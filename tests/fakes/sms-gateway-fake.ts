@@ -13,6 +13,8 @@ import { behaviourTable, fakeHttpServer, readJson, sendJson, type TransportBehav
  *
  * Per-number behaviours win over the global one. `code` fails just that message; the others
  * (`http`, `malformed`, `drop`, `delay`) apply to the whole call as soon as one of its numbers has them.
+ * `first` counts the calls it meets (once per call, whatever its numbers) and is success after them:
+ *   gateway.setBehaviour({ kind: 'first', calls: 10, behaviour: { kind: 'http', status: 429 } });
  *
  * Delivery reports, pushed as the gateway does (providers.md, "Receipts from providers"):
  *   gateway.answered                                                   // every message it accepted
@@ -23,7 +25,9 @@ export type SmsBehaviour =
   /** The message is answered with this `response-code` (description defaults to the gateway's wording). */
   | { kind: 'code'; code: number; description?: string }
   /** Waits, then behaves as `then` (default success). */
-  | { kind: 'delay'; ms: number; then?: SmsBehaviour };
+  | { kind: 'delay'; ms: number; then?: SmsBehaviour }
+  /** The first `calls` calls it applies to behave as `behaviour`; every later one succeeds. */
+  | { kind: 'first'; calls: number; behaviour: SmsBehaviour };
 
 export interface SmsCall {
   path: string;
@@ -102,13 +106,33 @@ export async function startSmsGatewayFake(options: SmsGatewayFakeOptions = {}): 
   let inFlight = 0;
   let peakInFlight = 0;
 
-  function respond(res: http.ServerResponse, list: any[], behaviour: SmsBehaviour | undefined) {
-    if (behaviour?.kind === 'delay') return server.later(behaviour.ms, () => respond(res, list, behaviour.then ?? { kind: 'success' }));
+  /** Calls each `first` behaviour has met so far. */
+  const met = new WeakMap<SmsBehaviour, number>();
+  /** What the behaviours of one call are for that call: a `first` one is resolved once per call. */
+  function resolverOfCall() {
+    const resolved = new Map<SmsBehaviour, SmsBehaviour>();
+    const resolve = (b: SmsBehaviour): SmsBehaviour => {
+      if (b.kind !== 'first') return b;
+      let r = resolved.get(b);
+      if (!r) {
+        const n = met.get(b) ?? 0;
+        met.set(b, n + 1);
+        r = n < b.calls ? resolve(b.behaviour) : { kind: 'success' };
+        resolved.set(b, r);
+      }
+      return r;
+    };
+    return resolve;
+  }
+
+  function respond(res: http.ServerResponse, list: any[], behaviour: SmsBehaviour | undefined, resolve: (b: SmsBehaviour) => SmsBehaviour) {
+    if (behaviour?.kind === 'first') return respond(res, list, resolve(behaviour), resolve);
+    if (behaviour?.kind === 'delay') return server.later(behaviour.ms, () => respond(res, list, behaviour.then ?? { kind: 'success' }, resolve));
     if (behaviour?.kind === 'drop') return void res.socket?.destroy();
     if (behaviour?.kind === 'http') return sendJson(res, behaviour.status, behaviour.body ?? { error: `HTTP ${behaviour.status}` });
     if (behaviour?.kind === 'malformed') return sendJson(res, 200, behaviour.body ?? '<html>Bad gateway</html>');
     const responses = list.map((sms) => {
-      const own = behaviours.of(sms.mobile);
+      const own = resolve(behaviours.of(sms.mobile));
       const badCredentials =
         (options.apikey !== undefined && sms.apikey !== options.apikey) || (options.partnerID !== undefined && String(sms.partnerID) !== options.partnerID);
       const code = badCredentials ? 1006 : own.kind === 'code' ? own.code : 200;
@@ -149,8 +173,9 @@ export async function startSmsGatewayFake(options: SmsGatewayFakeOptions = {}): 
     } else {
       return sendJson(res, 404, { error: 'not found' });
     }
-    const callWide = list.map((sms) => behaviours.of(sms.mobile)).find((b) => b.kind !== 'success' && b.kind !== 'code');
-    respond(res, list, callWide);
+    const resolve = resolverOfCall();
+    const callWide = list.map((sms) => resolve(behaviours.of(sms.mobile))).find((b) => b.kind !== 'success' && b.kind !== 'code');
+    respond(res, list, callWide, resolve);
   });
 
   return {

@@ -14,7 +14,9 @@ import { behaviourTable, fakeHttpServer, readJson, sendJson, type TransportBehav
  *
  * `url` includes a Graph version path (`/v21.0`), like the production base URL.
  * A wrong token always answers 401 with code 190, a wrong phone number id 400 with code 100,
- * whatever the behaviour. Per-number behaviours win over the global one.
+ * whatever the behaviour. Per-number behaviours win over the global one. `first` counts the calls
+ * it meets and is success after them:
+ *   wa.setBehaviour({ kind: 'first', calls: 50, behaviour: { kind: 'error', code: 130429 } });
  *
  * Webhooks, as Meta sends them (providers.md, "Receipts from providers"):
  *   wa.issued                                                   // every message it accepted: wamid, to, reference
@@ -26,7 +28,9 @@ export type WhatsAppBehaviour =
   /** A Graph API error; status and message default to what the Cloud API answers for that code. */
   | { kind: 'error'; code: number; status?: number; message?: string; subcode?: number }
   /** Waits, then behaves as `then` (default success). */
-  | { kind: 'delay'; ms: number; then?: WhatsAppBehaviour };
+  | { kind: 'delay'; ms: number; then?: WhatsAppBehaviour }
+  /** The first `calls` calls it applies to behave as `behaviour`; every later one succeeds. */
+  | { kind: 'first'; calls: number; behaviour: WhatsAppBehaviour };
 
 export interface WhatsAppCall {
   phoneNumberId: string;
@@ -134,8 +138,16 @@ export async function startWhatsAppFake(options: WhatsAppFakeOptions = {}): Prom
     });
   }
 
+  /** Calls each `first` behaviour has met so far. */
+  const met = new WeakMap<WhatsAppBehaviour, number>();
+
   function respond(res: http.ServerResponse, body: any, behaviour: WhatsAppBehaviour) {
     switch (behaviour.kind) {
+      case 'first': {
+        const n = met.get(behaviour) ?? 0;
+        met.set(behaviour, n + 1);
+        return respond(res, body, n < behaviour.calls ? behaviour.behaviour : { kind: 'success' });
+      }
       case 'delay':
         return server.later(behaviour.ms, () => respond(res, body, behaviour.then ?? { kind: 'success' }));
       case 'drop':

@@ -123,7 +123,12 @@ export const paceOf = statement<
 export const enqueueSends = statement<{ rows: string }>(
   'herald_send_enqueue',
   `WITH v AS (SELECT * FROM json_to_recordset(:rows::json) AS t(organization_id uuid, campaign_id uuid, channel text, lane smallint)),
-   turns AS (INSERT INTO send_turns (organization_id) SELECT DISTINCT organization_id FROM v ON CONFLICT DO NOTHING),
+   -- An organization that had nothing queued is served next: a small campaign waits for one turn per
+   -- slot, not for a round of every organization with work queued.
+   turns AS (
+     INSERT INTO send_turns AS t (organization_id, turn_at) SELECT DISTINCT organization_id, '-infinity'::timestamptz FROM v
+     ON CONFLICT (organization_id) DO UPDATE SET turn_at = '-infinity'
+       WHERE NOT EXISTS (SELECT 1 FROM send_queue q WHERE q.organization_id = t.organization_id)),
    queued AS (
      INSERT INTO send_queue AS q (organization_id, campaign_id, channel, lane)
      SELECT organization_id, campaign_id, channel, lane FROM v
@@ -133,8 +138,10 @@ export const enqueueSends = statement<{ rows: string }>(
 );
 
 /**
- * Takes a turn: the row to serve next, of the transactional lane first, then of the organization
- * served longest ago, then its row served longest ago, among rows not waiting for their rate. The
+ * Takes a turn: the row to serve next, of the transactional lane first (served longest ago), else
+ * of the organization served longest ago, its row served longest ago, among rows not waiting for
+ * their rate. Each step follows an index (`send_queue_lane`, `send_turns_turn`, then the
+ * organization's rows), so a claim reads a few rows whatever the number of organizations queued. The
  * row is locked while it is picked, so two workers picking at once take different rows (or the same
  * one after the other); both are then served at once, which is how one organization alone uses every
  * slot. Answers nothing when nothing is ready.
@@ -150,13 +157,23 @@ export const takeTurn = statement<
   }
 >(
   'herald_send_take_turn',
-  `WITH pick AS (
-     SELECT q.campaign_id, q.channel, q.organization_id
-     FROM send_queue q JOIN send_turns t ON t.organization_id = q.organization_id
-     WHERE q.ready_at <= now()
-     ORDER BY q.lane, t.turn_at, q.served_at
-     LIMIT 1
+  `WITH urgent AS (
+     SELECT q.campaign_id, q.channel, q.organization_id FROM send_queue q
+     WHERE q.lane = 0 AND q.ready_at <= now()
+     ORDER BY q.served_at LIMIT 1
+     FOR UPDATE SKIP LOCKED),
+   org AS (
+     SELECT t.organization_id FROM send_turns t
+     WHERE NOT EXISTS (SELECT 1 FROM urgent)
+       AND EXISTS (SELECT 1 FROM send_queue q WHERE q.organization_id = t.organization_id AND q.lane = 1 AND q.ready_at <= now())
+     ORDER BY t.turn_at LIMIT 1
+     FOR UPDATE SKIP LOCKED),
+   bulk AS (
+     SELECT q.campaign_id, q.channel, q.organization_id FROM send_queue q JOIN org ON q.organization_id = org.organization_id
+     WHERE q.lane = 1 AND q.ready_at <= now()
+     ORDER BY q.served_at LIMIT 1
      FOR UPDATE OF q SKIP LOCKED),
+   pick AS (SELECT * FROM urgent UNION ALL SELECT * FROM bulk),
    turned AS (UPDATE send_turns t SET turn_at = clock_timestamp() FROM pick WHERE t.organization_id = pick.organization_id)
    UPDATE send_queue q SET served_at = clock_timestamp()
    FROM pick WHERE q.campaign_id = pick.campaign_id AND q.channel = pick.channel
