@@ -17,6 +17,7 @@
 // Medians over BENCH_ROUNDS (default 3). Prints `ratio: <(1.5 x B alone + 1 s) / B under A>`: the
 // goal is >= 1, B's campaign at most 1.5x (plus a second) slower with A's big one running beside it.
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import pg from 'pg';
 import { freshDatabase, median, signup, startProcess, summary, type Database, type Proc } from './lib/harness.js';
 
@@ -45,6 +46,49 @@ const ACCOUNTS = {
 const FIRST = { A: 1, B: 2, C: 3 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The busiest 1-second window (slid over the arrivals) and the mean rate from first to last arrival of `[at, messages]` calls. */
+function windowsOf(calls: [number, number][], total: number) {
+  calls.sort((x, y) => x[0] - y[0]);
+  let maxWindow = 0;
+  let inWindow = 0;
+  for (let i = 0, j = 0; i < calls.length; i++) {
+    while (j < calls.length && calls[j]![0] < calls[i]![0] + 1000) inWindow += calls[j++]![1];
+    maxWindow = Math.max(maxWindow, inWindow);
+    inWindow -= calls[i]![1];
+  }
+  const span = calls.at(-1)![0] - calls[0]![0];
+  // The first call's messages open the span: the rate counts those sent after it.
+  return { maxWindow, span, mean: span > 0 ? ((total - calls[0]![1]) / span) * 1000 : Infinity, calls: calls.length };
+}
+
+/** Posts `total` messages to the gateway fake as `sendbulk` calls of `size`, each at its exact time for `rate` a second; answers the fake's arrivals. */
+async function barePacing(gatewayUrl: string, size: number, rate: number, total: number): Promise<[number, number][]> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const url = new URL(`${gatewayUrl.replace(/\/+$/, '')}/api/services/sendbulk/`);
+  const post = (body: string) =>
+    new Promise<void>((resolve, reject) => {
+      const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve());
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  const t0 = performance.now() + 50;
+  const posts: Promise<void>[] = [];
+  for (let k = 0; k * size < total; k++) {
+    const due = t0 + (k * size * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    const n = Math.min(size, total - k * size);
+    const smslist = Array.from({ length: n }, (_, i) => ({ partnerID: 'floor', apikey: 'floor', pass_type: 'plain', clientsmsid: `${k}-${i}`, mobile: `2547900${String(k * size + i).padStart(5, '0')}`, message: TEXT, shortcode: 'FLOOR' }));
+    posts.push(post(JSON.stringify({ count: n, smslist })));
+  }
+  await Promise.all(posts);
+  agent.destroy();
+  return (await fetch(`${gateway!.url}/arrivals?partnerID=floor`).then((r) => r.json())) as [number, number][];
+}
 
 // Everything started is stopped on the way out: at the end, on a failure, and on SIGINT / SIGTERM.
 let gateway: Proc | undefined;
@@ -276,21 +320,19 @@ try {
     await resetGateway();
     const c = await campaign(C, { name: 'Paced' });
     await exactlyOnce(C, 'paced');
-    const calls = (await arrivals(ACCOUNTS.C.sms_partnerID)).sort((x, y) => x[0] - y[0]);
-    // The most messages in any [t, t + 1 s) with t an arrival: the busiest window there is.
-    let maxWindow = 0;
-    let inWindow = 0;
-    for (let i = 0, j = 0; i < calls.length; i++) {
-      while (j < calls.length && calls[j]![0] < calls[i]![0] + 1000) inWindow += calls[j++]![1];
-      maxWindow = Math.max(maxWindow, inWindow);
-      inWindow -= calls[i]![1];
-    }
-    const span = calls.at(-1)![0] - calls[0]![0];
-    // The first call's messages open the span: the rate counts those sent after it.
-    const mean = span > 0 ? ((C_CONTACTS - calls[0]![1]) / span) * 1000 : Infinity;
+    const herald = windowsOf((await arrivals(ACCOUNTS.C.sms_partnerID)).sort((x, y) => x[0] - y[0]), C_CONTACTS);
     console.log(
-      `pacing: ${C_CONTACTS} messages at sms_rate ${RATE} in ${(c.ms / 1000).toFixed(1)} s: max 1-s window ${maxWindow} (goal <= ${PACING_MAX_WINDOW}), ` +
-        `mean ${mean.toFixed(1)} msg/s from first to last arrival over ${(span / 1000).toFixed(1)} s (goal ${(RATE * 0.95).toFixed(0)}-${(RATE * 1.05).toFixed(0)}); ${calls.length} calls`,
+      `pacing: ${C_CONTACTS} messages at sms_rate ${RATE} in ${(c.ms / 1000).toFixed(1)} s: max 1-s window ${herald.maxWindow} (goal <= ${PACING_MAX_WINDOW}), ` +
+        `mean ${herald.mean.toFixed(1)} msg/s from first to last arrival over ${(herald.span / 1000).toFixed(1)} s (goal ${(RATE * 0.95).toFixed(0)}-${(RATE * 1.05).toFixed(0)}); ${herald.calls} calls`,
+    );
+    // The floor: the barest pacing, in this process, into the same fake: calls of the same size as
+    // Herald's slices, each posted at its exact time on one schedule (t0 + k x size / rate), none
+    // waiting for the one before to answer. What the fake sees of it is what this machine allows.
+    await resetGateway();
+    const floor = windowsOf(await barePacing(gatewayUrl, Math.max(1, Math.floor(RATE * 0.05)), RATE, C_CONTACTS), C_CONTACTS);
+    console.log(
+      `pacing floor (a bare loop posting calls of ${Math.max(1, Math.floor(RATE * 0.05))} on an exact schedule): max 1-s window ${floor.maxWindow}, ` +
+        `mean ${floor.mean.toFixed(1)} msg/s over ${(floor.span / 1000).toFixed(1)} s`,
     );
   }
 
