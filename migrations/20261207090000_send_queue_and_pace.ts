@@ -10,7 +10,6 @@ import type { Knex } from 'knex';
  *   longest ago (`served_at`); a row waiting on its credential's rate is skipped until `ready_at`.
  *   `touched_at` is when work was last added, so a worker that found the row empty removes it only
  *   when nothing was added since it looked.
- * - `campaign_batches_open`: the batches a turn may claim, by number.
  * - `send_pace`: one row per organization and channel (a channel credential): the rate it is sent
  *   at (`configured`, its own setting or the provider's default), the theoretical time its next
  *   message may go (`tat`, the generic cell rate algorithm), and what the provider's throttling
@@ -37,10 +36,6 @@ export async function up(knex: Knex): Promise<void> {
       turn_at timestamptz NOT NULL DEFAULT '-infinity'
     )`);
   await knex.raw('CREATE INDEX send_turns_turn ON send_turns (turn_at)');
-  // A turn claims a campaign channel's first open batches: found without reading the settled ones.
-  await knex.raw(
-    "CREATE INDEX campaign_batches_open ON campaign_batches (organization_id, campaign_id, channel, batch_no) WHERE status IN ('pending', 'sending')",
-  );
   await knex.raw(`
     CREATE TABLE send_pace (
       organization_id uuid NOT NULL,
@@ -57,7 +52,6 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.raw('DROP INDEX campaign_batches_open');
   await knex.raw('DROP TABLE send_pace');
   await knex.raw('DROP TABLE send_turns');
   await knex.raw('DROP TABLE send_queue');

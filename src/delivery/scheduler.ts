@@ -43,6 +43,8 @@ export async function enqueue(db: Db | Knex.Transaction, work: QueuedWork[]): Pr
 export interface Served {
   /** Batches it claimed: none means the work is done (or all in other workers' hands). */
   batches: number;
+  /** Where the next turn of this work in this process starts looking for batches (after the last one claimed). */
+  next?: number;
 }
 
 /** A turn as the dispatcher hands it to `serve`. */
@@ -53,11 +55,15 @@ export interface Turn extends QueuedWork {
   park: Park;
   /** How long throttled recipients are tried again (the lane's default: `engine.THROTTLED_FOR_MS`). */
   throttledForMs?: number;
+  /** Where to start looking for batches: the last turn's `Served.next` (earlier ones are settled or in flight; none found there, it looks from the first). */
+  from?: number;
 }
 
 /** How long a turn should last: what one organization's work can delay another's, per slot. */
 const TURN_MS = 150;
 const MAX_BATCHES = 64;
+/** The first turn of an organization's channel in a process, before its pace is known: at most 1,600 recipients. */
+const FIRST_BATCHES = 16;
 const IDLE_POLL_MS = 1_000;
 
 export interface DispatcherDeps {
@@ -73,7 +79,7 @@ export interface DispatcherDeps {
  * queue in the order `takeTurn` gives (transactional lane first, then the organization served
  * longest ago), so one organization's campaign of any size delays another's by about one turn per
  * slot, and an organization alone is served in every slot. A turn claims at most a few batches
- * (about `TURN_MS` of work, learnt per campaign channel from its last turns), sends and settles
+ * (about `TURN_MS` of work, learnt per organization and channel from its last turns), sends and settles
  * them; a turn waiting for its credential's rate gives its slot back while it waits. Idle slots are
  * woken by the queue's notification, and look again every second (and when a waiting row becomes
  * ready). A worker that dies leaves its batches to their lease; the campaign sweeper queues them again.
@@ -87,6 +93,8 @@ export class Dispatcher {
   private listener: PgListener | null = null;
   private loop: Promise<void> | null = null;
   private readonly sizes = new Map<string, number>();
+  /** Per campaign channel: where its next turn in this process starts looking for batches. */
+  private readonly cursors = new Map<string, number>();
 
   constructor(private readonly deps: DispatcherDeps) {
     this.free = deps.slots;
@@ -195,8 +203,9 @@ export class Dispatcher {
 
   /** Serves one turn in the slot taken for it, and gives the slot back. */
   private async serve(row: TurnRow): Promise<void> {
-    const key = `${row.campaign_id}:${row.channel}`;
-    const maxBatches = this.sizes.get(key) ?? 4;
+    // Learnt per organization and channel: a credential's next campaign starts at its last one's size.
+    const key = `${row.organization_id}:${row.channel}`;
+    const maxBatches = this.sizes.get(key) ?? FIRST_BATCHES;
     const work: QueuedWork = {
       orgId: row.organization_id,
       campaignId: row.campaign_id,
@@ -219,9 +228,12 @@ export class Dispatcher {
     };
     const started = Date.now();
     try {
-      const served = await this.deps.serve({ ...work, maxBatches, park });
+      const cursor = `${work.campaignId}:${work.channel}`;
+      const served = await this.deps.serve({ ...work, maxBatches, park, from: this.cursors.get(cursor) ?? 0 });
+      if (this.cursors.size >= 10_000) this.cursors.clear();
+      if (served.next !== undefined) this.cursors.set(cursor, served.next);
       if (!served.batches) {
-        this.sizes.delete(key);
+        this.cursors.delete(cursor);
         await run(this.deps.db, dropTurn, {
           campaignId: work.campaignId,
           channel: work.channel,
@@ -234,7 +246,7 @@ export class Dispatcher {
       const busy = Math.max(1, Date.now() - started);
       const next = Math.round((served.batches * TURN_MS) / busy);
       if (this.sizes.size >= 10_000) this.sizes.clear();
-      this.sizes.set(key, Math.max(1, Math.min(MAX_BATCHES, next, maxBatches * 2)));
+      this.sizes.set(key, Math.max(1, Math.min(MAX_BATCHES, next, maxBatches * 4)));
       // More may be waiting: another slot may take it at once.
       this.wake();
     } catch (err) {

@@ -23,25 +23,26 @@ interface ChunkKey extends CampaignChannelKey {
 
 /**
  * Claims up to `:limit` claimable batches of an active campaign's channel (`pending`, or `sending`
- * under a lease that ran out: its worker died), the first by number, for this worker, holding what
+ * under a lease that ran out: its worker died), the first by number from `:from`, for this worker, holding what
  * they cost. Rows another worker is claiming are skipped, so of two workers only one gets a batch.
  * With `heldOnly`, only batches already holding their whole cost are claimed (launch reserved it: no
  * credits move, so the claim needs no transaction), and `needing` counts those left because they
  * need more. Without it, every claimable batch is claimed and `extra` says what each needs beyond
  * what it held: the caller reserves the sum in the same transaction, and rolls the claim back when
- * the balance does not cover it. A row with a null `batch_no` only carries `needing`. The open
- * batches' index (`campaign_batches_open`) finds them without reading the settled ones.
+ * the balance does not cover it. A row with a null `batch_no` only carries `needing`. `:from` (the
+ * batch after the last one this process claimed) spares reading the batches already settled; the
+ * status is in no index, so claiming and settling a batch update it in place.
  */
 export const claimBatches = statement<
-  CampaignChannelKey & { leaseSeconds: number; unitCost: number; heldOnly: boolean; limit: number },
+  CampaignChannelKey & { leaseSeconds: number; unitCost: number; heldOnly: boolean; limit: number; from: number },
   { needing: number; batch_no: number | null; extra: number; reserved: number; addresses: string }
 >(
   'herald_batches_claim',
   `WITH candidates AS (
      SELECT b.batch_no, greatest(round(:unitCost::numeric * b.recipient_count, 2) - b.reserved, 0) AS extra
      FROM campaign_batches b
-     WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel AND b.status IN ('pending', 'sending')
-       AND (b.status = 'pending' OR b.claimed_at < now() - make_interval(secs => :leaseSeconds))
+     WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel AND b.batch_no >= :from
+       AND (b.status = 'pending' OR (b.status = 'sending' AND b.claimed_at < now() - make_interval(secs => :leaseSeconds)))
        AND EXISTS (SELECT 1 FROM campaigns c WHERE c.organization_id = :orgId AND c.id = :campaignId AND c.status = 'active')
      ORDER BY b.batch_no
      LIMIT :limit

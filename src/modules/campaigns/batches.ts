@@ -106,15 +106,16 @@ export async function serveTurn(deps: BatchDeps, turn: Turn): Promise<Served> {
   const shared = sharedMessage(personaliser);
   const sharedLog = logTextOf('error' in shared ? content.content : shared.body, 'error' in shared ? 0 : personaliser.costOf(shared.body));
 
-  const { claimed, short } = await claim(db, ref, sharedLog.unit, config.campaignLeaseSeconds, turn.maxBatches);
+  const from = turn.from ?? 0;
+  const { claimed, short } = await claim(db, ref, sharedLog.unit, config.campaignLeaseSeconds, turn.maxBatches, from);
   let unpaid: Claimed[] = [];
   if (short) {
     // The balance no longer covers the batches that need more than they hold: they fail, uncharged
     // (credits held by a batch taken over are given back). Claimed at no cost, they move no credits.
-    unpaid = (await claim(db, ref, 0, config.campaignLeaseSeconds, turn.maxBatches)).claimed;
+    unpaid = (await claim(db, ref, 0, config.campaignLeaseSeconds, turn.maxBatches, from)).claimed;
     if (unpaid.length) await settle(db, ref, row.created_by, unpaid.map((batch) => unsent(batch, sharedLog, INSUFFICIENT)), []);
   }
-  if (!claimed.length) return { batches: unpaid.length };
+  if (!claimed.length) return { batches: unpaid.length, next: nextOf(unpaid, from) };
 
   let prepared: Prepared[];
   if ('error' in shared) prepared = claimed.map((batch) => unsent(batch, sharedLog, shared.error));
@@ -151,8 +152,11 @@ export async function serveTurn(deps: BatchDeps, turn: Turn): Promise<Served> {
     }
   }
   await settle(db, ref, row.created_by, prepared, results);
-  return { batches: claimed.length + unpaid.length };
+  return { batches: claimed.length + unpaid.length, next: nextOf([...claimed, ...unpaid], from) };
 }
+
+/** Where the next turn looks for batches: after the last one claimed. */
+const nextOf = (claimed: Claimed[], from: number) => claimed.reduce((n, b) => Math.max(n, b.batch_no + 1), from);
 
 /** The message every recipient shares, rendered once, or why it cannot be (every recipient then fails with it). */
 function sharedMessage(personaliser: Personaliser): MessageTexts | { error: string } {
@@ -259,8 +263,21 @@ const failure = (recipient: string, error: string): DeliveryResult => ({ recipie
  * are claimed and reserved in one transaction, rolled back when the balance does not cover them:
  * `short` says so, and they are left claimable.
  */
-async function claim(db: Db, ref: CampaignChannel, unitCost: number, leaseSeconds: number, limit: number): Promise<{ claimed: Claimed[]; short: boolean }> {
-  const key = { ...keyOf(ref), leaseSeconds, unitCost, limit };
+async function claim(
+  db: Db,
+  ref: CampaignChannel,
+  unitCost: number,
+  leaseSeconds: number,
+  limit: number,
+  from: number,
+): Promise<{ claimed: Claimed[]; short: boolean }> {
+  const found = await claimFrom(db, ref, unitCost, leaseSeconds, limit, from);
+  // Nothing after `from`: batches before it may have been left by a worker that died.
+  return from > 0 && !found.claimed.length && !found.short ? claimFrom(db, ref, unitCost, leaseSeconds, limit, 0) : found;
+}
+
+async function claimFrom(db: Db, ref: CampaignChannel, unitCost: number, leaseSeconds: number, limit: number, from: number): Promise<{ claimed: Claimed[]; short: boolean }> {
+  const key = { ...keyOf(ref), leaseSeconds, unitCost, limit, from };
   const held = await run(db, claimBatches, { ...key, heldOnly: true });
   const rows = held.filter((r) => r.batch_no !== null);
   let short = false;
