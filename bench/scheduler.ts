@@ -255,6 +255,9 @@ try {
   const queuedRows = async () => Number((await sql.query(`SELECT count(*) FROM send_queue WHERE organization_id <> $1`, [bOrg])).rows[0].count);
   const loadAtReady = loadavg();
   await sql.query('BEGIN');
+  // The tenants' work arrives now: their turn rows as an enqueue leaves an organization that had
+  // nothing queued (its arrival time mirrored before 1970, src/delivery/sql/engine.ts enqueueSends).
+  await sql.query(`UPDATE send_turns SET turn_at = timestamptz 'epoch' - (clock_timestamp() - timestamptz 'epoch') WHERE organization_id <> $1`, [bOrg]);
   const made = await sql.query(`UPDATE send_queue SET ready_at = now() WHERE organization_id <> $1`, [bOrg]);
   await sql.query(`SELECT pg_notify('herald_send', '')`);
   await sql.query('COMMIT');
@@ -297,7 +300,7 @@ try {
     position = watch
       .query(
         `SELECT count(*) FILTER (WHERE (q.lane, t.turn_at, q.served_at) < (b.lane, bt.turn_at, b.served_at))::int AS ahead, count(*)::int AS ready,
-                extract(epoch FROM now() - bt.turn_at)::float8 AS turn_age_s
+                CASE WHEN bt.turn_at = '-infinity' THEN -1 ELSE extract(epoch FROM now() - bt.turn_at)::float8 END AS turn_age_s
          FROM send_queue b JOIN send_turns bt ON bt.organization_id = b.organization_id,
               send_queue q JOIN send_turns t ON t.organization_id = q.organization_id
          WHERE b.campaign_id = $1 AND q.ready_at <= now() AND q.organization_id <> $2

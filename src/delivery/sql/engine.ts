@@ -123,11 +123,14 @@ export const paceOf = statement<
 export const enqueueSends = statement<{ rows: string }>(
   'herald_send_enqueue',
   `WITH v AS (SELECT * FROM json_to_recordset(:rows::json) AS t(organization_id uuid, campaign_id uuid, channel text, lane smallint)),
-   -- An organization that had nothing queued is served next: a small campaign waits for one turn per
-   -- slot, not for a round of every organization with work queued.
+   -- An organization that had nothing queued is served next, before every organization served
+   -- already and, of those that arrived before it and are not served yet, first (its turn time is
+   -- now mirrored before 1970): a small campaign waits for about one turn per slot, not for a round
+   -- of every organization with work queued.
    turns AS (
-     INSERT INTO send_turns AS t (organization_id, turn_at) SELECT DISTINCT organization_id, '-infinity'::timestamptz FROM v
-     ON CONFLICT (organization_id) DO UPDATE SET turn_at = '-infinity'
+     INSERT INTO send_turns AS t (organization_id, turn_at)
+     SELECT DISTINCT organization_id, timestamptz 'epoch' - (clock_timestamp() - timestamptz 'epoch') FROM v
+     ON CONFLICT (organization_id) DO UPDATE SET turn_at = EXCLUDED.turn_at
        WHERE NOT EXISTS (SELECT 1 FROM send_queue q WHERE q.organization_id = t.organization_id)),
    queued AS (
      INSERT INTO send_queue AS q (organization_id, campaign_id, channel, lane)
