@@ -257,7 +257,7 @@ try {
   await sql.query('BEGIN');
   // The tenants' work arrives now: their turn rows as an enqueue leaves an organization that had
   // nothing queued (its arrival time mirrored before 1970, src/delivery/sql/engine.ts enqueueSends).
-  await sql.query(`UPDATE send_turns SET turn_at = timestamptz 'epoch' - (clock_timestamp() - timestamptz 'epoch') WHERE organization_id <> $1`, [bOrg]);
+  await sql.query(`UPDATE send_turns SET turn_at = timestamptz 'epoch' - (now() - timestamptz 'epoch') WHERE organization_id <> $1`, [bOrg]);
   const made = await sql.query(`UPDATE send_queue SET ready_at = now() WHERE organization_id <> $1`, [bOrg]);
   await sql.query(`SELECT pg_notify('herald_send', '')`);
   await sql.query('COMMIT');

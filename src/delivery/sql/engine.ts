@@ -129,7 +129,7 @@ export const enqueueSends = statement<{ rows: string }>(
    -- of every organization with work queued.
    turns AS (
      INSERT INTO send_turns AS t (organization_id, turn_at)
-     SELECT DISTINCT organization_id, timestamptz 'epoch' - (clock_timestamp() - timestamptz 'epoch') FROM v
+     SELECT DISTINCT organization_id, timestamptz 'epoch' - (now() - timestamptz 'epoch') FROM v
      ON CONFLICT (organization_id) DO UPDATE SET turn_at = EXCLUDED.turn_at
        WHERE NOT EXISTS (SELECT 1 FROM send_queue q WHERE q.organization_id = t.organization_id)),
    queued AS (
