@@ -7,6 +7,7 @@ import type { Deps } from './context.js';
 import { createDb, poolUse, type Db } from './db/database.js';
 import { startEmbeddedPostgres, type EmbeddedServer } from './db/embedded.js';
 import { migrateLatest } from './db/migrate.js';
+import { moveCredentials } from './delivery/providers.js';
 import { createDelivery } from './delivery/registry.js';
 import { attachSubscriptions } from './graphql/subscriptions.js';
 import { createApp } from './http/app.js';
@@ -24,6 +25,7 @@ import { ProgressListener } from './modules/campaigns/progress-listener.js';
 import { LoginThrottle } from './modules/auth/throttle.js';
 import { TokenService } from './modules/auth/tokens.js';
 import { Quotas } from './modules/quotas/quotas.js';
+import { providerReports } from './modules/receipts/webhooks.js';
 
 export interface Herald {
   url: string;
@@ -84,7 +86,10 @@ export async function openRuntime(config: Config, log: Logger, withWorkers: bool
     throw err;
   }
   const queue = await createQueue(url, log);
-  const delivery = await createDelivery(config, db);
+  // Credentials kept as the single document of earlier versions become providers (once).
+  const moved = await moveCredentials(db, config);
+  if (moved) log.info({ organizations: moved }, 'credentials moved to providers');
+  const delivery = await createDelivery(config, db, { onReport: providerReports(db) });
   const deps: Deps = {
     config,
     db,

@@ -40,6 +40,8 @@ const envSchema = z.object({
   DELIVERY_MODE: z.enum(['sandbox', 'live'], { error: 'must be sandbox or live' }).optional(),
   SMS_API_URL: url.default('https://sms.textsms.co.ke'),
   WHATSAPP_API_URL: url.default('https://graph.facebook.com/v21.0'),
+  AFRICASTALKING_API_URL: url.default('https://api.africastalking.com'),
+  TWILIO_API_URL: url.default('https://api.twilio.com'),
   SIGNUP_CREDITS: z.string().regex(/^\d+(\.\d+)?$/, 'must be a non-negative number').transform(Number).default(100),
   CAMPAIGN_INLINE_LIMIT: intIn(0, 100000).default(100),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
@@ -52,6 +54,8 @@ const envSchema = z.object({
   COST_EMAIL: z.string().regex(/^\d+(\.\d+)?$/, 'must be a non-negative number').transform(Number).default(0.5),
   COST_WHATSAPP: z.string().regex(/^\d+(\.\d+)?$/, 'must be a non-negative number').transform(Number).default(1),
   PROVIDER_TIMEOUT_MS: intIn(100, 120000).default(10000),
+  PROVIDER_CIRCUIT_RESET_MS: intIn(100, 3600000).default(30000),
+  PROVIDER_CIRCUIT_VOLUME: intIn(1, 1000).default(5),
   SEND_CONCURRENCY: intIn(1, 200).default(8),
   DEFAULT_SEND_RATE: z
     .string()
@@ -102,6 +106,10 @@ export interface Config {
   deliveryMode: 'sandbox' | 'live';
   smsApiUrl: string;
   whatsappApiUrl: string;
+  /** Africa's Talking's API host (its sandbox is `https://api.sandbox.africastalking.com`). */
+  africasTalkingApiUrl: string;
+  /** Twilio's REST API host. */
+  twilioApiUrl: string;
   signupCredits: number;
   campaignInlineLimit: number;
   logLevel: string;
@@ -110,6 +118,10 @@ export interface Config {
   bcryptRounds: number;
   costs: { smsSegment: number; email: number; whatsapp: number };
   providerTimeoutMs: number;
+  /** How long a provider's open circuit stays open before one send probes it. */
+  providerCircuitResetMs: number;
+  /** Calls to a provider within 10 s before half of them failing opens its circuit. */
+  providerCircuitVolume: number;
   sendConcurrency: number;
   /** The rate of a channel credential that sets none and whose provider has no default, in messages a second (unset: unpaced). */
   defaultSendRate: number | undefined;
@@ -189,6 +201,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     deliveryMode: env.DELIVERY_MODE ?? (production ? 'live' : 'sandbox'),
     smsApiUrl: env.SMS_API_URL.replace(/\/+$/, ''),
     whatsappApiUrl: env.WHATSAPP_API_URL.replace(/\/+$/, ''),
+    africasTalkingApiUrl: env.AFRICASTALKING_API_URL.replace(/\/+$/, ''),
+    twilioApiUrl: env.TWILIO_API_URL.replace(/\/+$/, ''),
     signupCredits: env.SIGNUP_CREDITS,
     campaignInlineLimit: env.CAMPAIGN_INLINE_LIMIT,
     logLevel: env.LOG_LEVEL,
@@ -197,6 +211,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     bcryptRounds: env.BCRYPT_ROUNDS,
     costs: { smsSegment: env.COST_SMS_SEGMENT, email: env.COST_EMAIL, whatsapp: env.COST_WHATSAPP },
     providerTimeoutMs: env.PROVIDER_TIMEOUT_MS,
+    providerCircuitResetMs: env.PROVIDER_CIRCUIT_RESET_MS,
+    providerCircuitVolume: env.PROVIDER_CIRCUIT_VOLUME,
     sendConcurrency: env.SEND_CONCURRENCY,
     defaultSendRate: env.DEFAULT_SEND_RATE,
     sandboxLatencyMs: env.SANDBOX_LATENCY_MS,

@@ -32,6 +32,7 @@ export const LAYOUT = {
     'message_logs',
     'message_templates',
     'organization_credits',
+    'providers',
     'recipient_receipts',
     'sandbox_sends',
     'webhook_attempts',

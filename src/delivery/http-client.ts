@@ -52,7 +52,17 @@ export function postJson(url: string | URL, body: unknown, options: PostJsonOpti
 }
 
 /** `postJson` for a body that is already JSON text. */
-export async function postJsonText(url: string | URL, json: string, options: PostJsonOptions): Promise<HttpResponse> {
+export function postJsonText(url: string | URL, json: string, options: PostJsonOptions): Promise<HttpResponse> {
+  return post(url, json, 'application/json', options);
+}
+
+/** A form post (`application/x-www-form-urlencoded`), as Africa's Talking and Twilio take their requests; the answer is read as `postJson`'s. */
+export function postForm(url: string | URL, form: URLSearchParams | Record<string, string>, options: PostJsonOptions): Promise<HttpResponse> {
+  const body = (form instanceof URLSearchParams ? form : new URLSearchParams(form)).toString();
+  return post(url, body, 'application/x-www-form-urlencoded', options);
+}
+
+async function post(url: string | URL, body: string, contentType: string, options: PostJsonOptions): Promise<HttpResponse> {
   // One timer bounds the whole exchange: undici's own timeouts are per phase, and a server that
   // trickles its body a byte at a time would pass every one of them. undici takes an EventEmitter
   // as the abort signal, a fraction of an AbortController's cost per call.
@@ -68,8 +78,8 @@ export async function postJsonText(url: string | URL, json: string, options: Pos
       origin: target.origin,
       path: target.pathname + target.search,
       method: 'POST',
-      headers: { ...options.headers, 'content-type': 'application/json', accept: 'application/json' },
-      body: json,
+      headers: { accept: 'application/json', ...options.headers, 'content-type': contentType },
+      body,
       signal: abort,
     });
     const text = await readText(res.body);

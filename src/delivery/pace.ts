@@ -11,8 +11,13 @@ export type Lane = 'transactional' | 'bulk';
 export interface PaceKey {
   orgId: string;
   channel: Channel;
+  /** The provider account it is of (none: the channel as a whole, as sandbox delivery paces it). */
+  provider?: string;
   configured: number | null;
 }
+
+/** The row of `send_pace` a credential is paced by: its channel, and its provider's id after a colon. */
+export const paceRow = (key: PaceKey) => (key.provider ? `${key.channel}:${key.provider}` : key.channel);
 
 /**
  * How much earlier than the bulk work queued before it transactional work may start: it never waits
@@ -70,7 +75,7 @@ export class Pacer {
     for (;;) {
       const [row] = await run(this.db, reservePace, {
         orgId: key.orgId,
-        channel: key.channel,
+        channel: paceRow(key),
         configured: key.configured,
         n,
         transactional: lane === 'transactional',
@@ -108,7 +113,7 @@ export class Pacer {
     providerThrottles.inc({ channel: key.channel, provider }, answers);
     const [row] = await run(this.db, slowPace, {
       orgId: key.orgId,
-      channel: key.channel,
+      channel: paceRow(key),
       configured: key.configured,
       observed: Math.max(1, this.observed(key)),
       floor: FLOOR_RATE,
@@ -150,5 +155,5 @@ export class Pacer {
   }
 }
 
-const id = (key: PaceKey) => `${key.orgId}:${key.channel}`;
+const id = (key: PaceKey) => `${key.orgId}:${paceRow(key)}`;
 const sliceOf = (rate: number) => Math.max(1, Math.min(100, Math.floor(rate * SLICE_SECONDS)));

@@ -207,6 +207,8 @@ interface Settlement {
   network: string | null;
   /** Each recipient's provider message id, by position; null when the provider gave none. */
   provider_ids: (string | null)[] | null;
+  /** Who carried the recipients (`Tally.carriers`). */
+  carriers: (string | null)[] | null;
   /** What the log holds (not written: it tells whether the settle releases anything). */
   held: number;
 }
@@ -258,6 +260,7 @@ class Settler {
       cost: t.cost,
       network: t.network,
       provider_ids: t.providerIds,
+      carriers: t.carriers,
       held: batch.reserved,
     });
     this.running ??= this.drain();

@@ -52,6 +52,11 @@ export interface Tally {
   network: string | null;
   /** Each recipient's provider message id, by position; null when the provider gave none. */
   providerIds: (string | null)[] | null;
+  /**
+   * The provider accounts that carried the log's recipients: one id when one carried every one, else
+   * one per position (null for a recipient none was asked about); null when none was.
+   */
+  carriers: (string | null)[] | null;
   /** Why each failed recipient failed, by position; null when none failed (a log sent whole builds nothing per recipient). */
   errors: Map<number, string> | null;
 }
@@ -74,6 +79,9 @@ export function tally(
   let sentNetwork: string | null = null;
   let providerIds: (string | null)[] | null = null;
   let errors: Map<number, string> | null = null;
+  let carriers: (string | null)[] | null = null;
+  let firstCarrier: string | null = null;
+  let single = true;
   for (let i = 0; i < size; i++) {
     const error = unsent(i);
     if (error) {
@@ -83,6 +91,12 @@ export function tally(
     }
     const r = results[from.next++]!;
     firstNetwork ??= r.network;
+    if (r.carrier) {
+      carriers ??= new Array<string | null>(size).fill(null);
+      carriers[i] = r.carrier;
+      firstCarrier ??= r.carrier;
+      if (r.carrier !== firstCarrier) single = false;
+    }
     if (r.providerMessageId) (providerIds ??= new Array<string | null>(size).fill(null))[i] = r.providerMessageId;
     if (!r.ok) {
       (errors ??= new Map()).set(i, r.error ?? 'Delivery failed');
@@ -92,5 +106,7 @@ export function tally(
     sentNetwork ??= r.network;
     spent += cost(i);
   }
-  return { sent, cost: round2(spent), network: sentNetwork ?? firstNetwork, providerIds, errors };
+  // One carrier of every recipient is written once.
+  if (carriers && single && !carriers.includes(null)) carriers = [firstCarrier!];
+  return { sent, cost: round2(spent), network: sentNetwork ?? firstNetwork, providerIds, errors, carriers };
 }

@@ -75,9 +75,17 @@ export interface DeliveryResult {
    * rate, slowed down, allows, and never failed for it.
    */
   throttled?: boolean;
+  /**
+   * The failure is the provider's or the account's, not the recipient's (refused credentials, no
+   * balance left, a sender id the account may not use): not tried again on this provider, but
+   * another provider of the channel may carry it. (A `retryable` failure may fail over as well.)
+   */
+  providerFault?: boolean;
   /** Who carried it: `smtp:<host>`, the SMS gateway's network id or host, `whatsapp-cloud`, `sandbox`. */
   network: string;
   providerMessageId?: string;
+  /** The provider account (`providers.id`) that answered for it: the last one tried. */
+  carrier?: string;
 }
 
 /**
@@ -95,9 +103,53 @@ export interface SendOptions {
   lane?: 'transactional' | 'bulk';
 }
 
-/** Credential fields each channel needs in live mode. */
-export const REQUIRED_CREDENTIALS: Record<Channel, (keyof StoredCredentials)[]> = {
-  sms: ['sms_apiKey', 'sms_partnerID', 'sms_shortCode'],
-  email: ['email_host', 'email_port', 'email_from'],
-  whatsapp: ['whatsapp_access_token', 'whatsapp_phone_number_id'],
-};
+
+/** One field of a provider type's settings (shown) or secrets (write-only, encrypted). */
+export interface ProviderField {
+  readonly name: string;
+  readonly secret?: boolean;
+  readonly required?: boolean;
+  /** How it is given: text (the default), a whole number, or a switch. */
+  readonly kind?: 'text' | 'integer' | 'boolean';
+  /** One line for the API reference and the console's form. */
+  readonly description: string;
+}
+
+/** A provider's settings and secrets are plain values: text, numbers, switches. */
+export type ProviderSettings = Readonly<Record<string, string | number | boolean>>;
+
+/** One provider account an organization registered (`providers`): its settings and its decrypted secrets. */
+export interface ProviderAccount {
+  /** The provider's id: what its callbacks name, and what its connections are kept by. */
+  readonly id: string;
+  readonly orgId: string;
+  /** Its type (`africastalking`, `twilio`, `smpp`, ...). */
+  readonly type: string;
+  readonly settings: ProviderSettings;
+  readonly secrets: Readonly<Record<string, string>>;
+}
+
+/**
+ * A provider type's way out. As `ChannelAdapter`: `send` never throws for a provider failure, every
+ * target gets a result. `retryable` marks what another provider may well carry (refused connection,
+ * timeout, 5xx, throttling, a failed bind); a final answer about the recipient (an invalid number)
+ * is never retryable.
+ */
+export interface ProviderAdapter {
+  readonly channel: Channel;
+  send(message: OutboundMessage, targets: DeliveryTarget[], account: ProviderAccount, options?: SendOptions): Promise<DeliveryResult[]>;
+  close?(): Promise<void>;
+}
+
+/** What a provider reports about one message it took: delivered to the handset, or not. */
+export interface ProviderReport {
+  /** The id the provider answered the send with (`DeliveryResult.providerMessageId`). */
+  providerMessageId: string;
+  delivered: boolean;
+  /** When it happened: the provider's time when it gives one, else now. */
+  at: Date;
+  /** Why it was not delivered, as the provider says it. */
+  error?: string;
+  /** The provider's own word for the state (`Success`, `DELIVRD`, `undelivered`, ...). */
+  status: string;
+}

@@ -17,6 +17,7 @@ import { resolvers as sandbox } from '../modules/sandbox/resolvers.js';
 import { resolvers as templates } from '../modules/templates/resolvers.js';
 import { resolvers as webhooks } from '../modules/webhooks/resolvers.js';
 import { resolvers as organizations } from '../modules/organizations/resolvers.js';
+import { resolvers as providers } from '../modules/providers/resolvers.js';
 import { resolvers as users } from '../modules/users/resolvers.js';
 import { resolvers as twoFactor } from '../modules/two-factor/resolvers.js';
 
@@ -27,6 +28,6 @@ const base: Resolvers = { Query: { health: () => 'ok' } };
 export function buildSchema() {
   return makeExecutableSchema({
     typeDefs: loadFilesSync(path.join(SCHEMA_DIR, '**/*.graphql')),
-    resolvers: [base, scalars, auth, users, organizations, apiKeys, contacts, contactImports, groups, templates, notifications, messageLogs, sandbox, campaigns, webhooks, audit, twoFactor],
+    resolvers: [base, scalars, auth, users, organizations, providers, apiKeys, contacts, contactImports, groups, templates, notifications, messageLogs, sandbox, campaigns, webhooks, audit, twoFactor],
   });
 }

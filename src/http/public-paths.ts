@@ -169,4 +169,19 @@ export const PUBLIC_PATHS: readonly PublicPath[] = [
       503: UNAVAILABLE,
     },
   },
+  {
+    method: 'post',
+    path: '/webhooks/providers/:orgId/:providerId/:token',
+    tag: 'webhooks',
+    summary: "A provider account's delivery reports, on its report URL (`reportUrl` of the provider): Africa's Talking's (form-encoded; the token is the proof) and Twilio's status callbacks (form-encoded, with a valid `X-Twilio-Signature` as well).",
+    answers: {
+      200: { description: 'Taken (ids Herald does not know are acknowledged too).', json: ack },
+      400: E('Not a delivery report.'),
+      401: E('A Twilio callback without a valid X-Twilio-Signature.'),
+      404: E('No such report URL.'),
+      405: METHOD,
+      413: TOO_LARGE,
+      503: UNAVAILABLE,
+    },
+  },
 ];

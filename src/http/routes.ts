@@ -16,6 +16,7 @@ import * as sandbox from '../modules/sandbox/service.js';
 import * as sandboxEvents from '../modules/sandbox/receipts.js';
 import * as templates from '../modules/templates/service.js';
 import * as organizations from '../modules/organizations/service.js';
+import * as providers from '../modules/providers/service.js';
 import * as users from '../modules/users/service.js';
 import * as twoFactor from '../modules/two-factor/service.js';
 import * as webhooks from '../modules/webhooks/service.js';
@@ -49,6 +50,15 @@ export const routes: Route[] = [
   { method: 'get', path: '/organizations/current', op: organizations.current, input: none },
   { method: 'put', path: '/organizations/current', op: organizations.updateOrganization },
   { method: 'put', path: '/organizations/current/credentials', op: organizations.updateCredentials },
+
+  { method: 'get', path: '/providers', op: providers.list, input: queryParams },
+  { method: 'post', path: '/providers', op: providers.create, status: 201 },
+  { method: 'get', path: '/provider-types', op: providers.types, input: none },
+  { method: 'put', path: '/providers/order', op: providers.reorder },
+  { method: 'get', path: '/providers/:id', op: providers.get, input: none },
+  { method: 'put', path: '/providers/:id', op: providers.update },
+  { method: 'delete', path: '/providers/:id', op: providers.remove, input: none },
+  { method: 'post', path: '/providers/:id/test', op: providers.test },
 
   { method: 'post', path: '/contacts', op: contacts.create, status: 201 },
   { method: 'get', path: '/contacts', op: contacts.list, list: true, input: queryFilters },

@@ -60,6 +60,27 @@ export const providerThrottles = new Counter({
   registers: [registry],
 });
 
+export const providerCircuitsOpen = new Gauge({
+  name: 'herald_provider_circuits_open',
+  help: "Providers this process sends nothing to while their circuit is open (or half-open, probing), by channel, provider type and state",
+  labelNames: ['channel', 'provider', 'state'] as const,
+  registers: [registry],
+});
+
+export const providerCircuitChanges = new Counter({
+  name: 'herald_provider_circuit_changes_total',
+  help: "Changes of a provider's circuit in this process, by channel, provider type and the state it went to",
+  labelNames: ['channel', 'provider', 'state'] as const,
+  registers: [registry],
+});
+
+export const providerFailovers = new Counter({
+  name: 'herald_provider_failovers_total',
+  help: 'Recipients handed to the next provider of their channel, by channel and the provider type they left',
+  labelNames: ['channel', 'provider'] as const,
+  registers: [registry],
+});
+
 export const paceWaits = new Counter({
   name: 'herald_send_rate_waits_total',
   help: 'Sends of this process that waited for their credential\'s rate before going out, by channel and lane (transactional, bulk)',

@@ -169,20 +169,23 @@ describe('PUT /organizations/current/credentials', () => {
     };
     const res = await putCreds(org, { ...secrets, email_user: 'plain-user-name@example.com', sms_partnerID: '99881' });
     expect(res.status).toBe(200);
-    const row = await herald.db('organizations').where({ id: org.orgId }).first('credentials');
-    expect(row).toBeDefined();
-    const stored = row.credentials;
-    expect(Buffer.isBuffer(stored)).toBe(true);
-    expect(stored.length).toBeGreaterThan(0);
+    // Each channel's credentials are its provider's: the secrets sealed in `secrets`, nothing of
+    // them in any column in the clear; the settings (user, partner id) readable as such.
+    const rows = await herald.db('providers').where({ organization_id: org.orgId }).select('*');
+    expect(rows.map((r: { type: string }) => r.type).sort()).toEqual(['sms-gateway', 'smtp', 'whatsapp-cloud']);
     const forms = (s: string) => [s, Buffer.from(s).toString('base64'), Buffer.from(s).toString('hex')];
-    const asText = [stored.toString('utf8'), stored.toString('latin1'), stored.toString('base64'), stored.toString('hex')];
-    for (const secret of [...Object.values(secrets), 'plain-user-name@example.com']) {
-      expect(stored.includes(Buffer.from(secret, 'utf8'))).toBe(false);
-      for (const form of forms(secret)) for (const t of asText) expect(t).not.toContain(form);
+    for (const row of rows) {
+      const stored: Buffer = row.secrets;
+      expect(Buffer.isBuffer(stored)).toBe(true);
+      const asText = [stored.toString('utf8'), stored.toString('latin1'), stored.toString('base64'), stored.toString('hex'), JSON.stringify(row.settings), row.name];
+      for (const secret of Object.values(secrets)) {
+        expect(stored.includes(Buffer.from(secret, 'utf8'))).toBe(false);
+        for (const form of forms(secret)) for (const t of asText) expect(t).not.toContain(form);
+      }
+      // The sealed document shows no structure in the clear either.
+      expect(stored.toString('latin1')).not.toMatch(/apiKey|pass|accessToken/);
     }
-    // The whole column is opaque: no JSON structure in the clear either.
-    expect(stored.toString('latin1')).not.toContain('sms_apiKey');
-    expect(stored.toString('latin1')).not.toContain('email_pass');
+    expect((await herald.db('organizations').where({ id: org.orgId }).first('credentials')).credentials).toBeNull();
     // And it still reads back correctly through the API.
     const read = await api.get('/organizations/current', { token: org.token });
     expect(read.body.credentials).toMatchObject({

@@ -135,7 +135,8 @@ async function expectEachOnceLogged(org: Org, campaignId: string, count: number)
   expect(entries.rows.filter((r: { n: number }) => r.n !== 1)).toEqual([]);
 }
 
-const pace = async (org: Org, channel: string) => herald.db('send_pace').where({ organization_id: org.orgId, channel }).first();
+/** The channel's pace as `send_pace` keeps it: its one provider's row (`<channel>:<provider id>`). */
+const pace = async (org: Org, channel: string) => herald.db('send_pace').where({ organization_id: org.orgId }).andWhere('channel', 'like', `${channel}:%`).first();
 
 /* ------------------------------------------------------------------------------------------ */
 

@@ -111,7 +111,7 @@ export const paceOf = statement<
   }
 >(
   'herald_pace_of',
-  `SELECT p.channel, ${effective('p', 'p.configured')} AS rate, p.throttled_at, p.waited_at, p.throttles::int AS throttles
+  `SELECT split_part(p.channel, ':', 1) AS channel, ${effective('p', 'p.configured')} AS rate, p.throttled_at, p.waited_at, p.throttles::int AS throttles
    FROM send_pace p WHERE p.organization_id = :orgId`,
 );
 

@@ -40,7 +40,7 @@ export const insertPendingLogs = statement<{
 export const settleLogs = statement<
   {
     orgId: string;
-    /** `jsonRows` of `{ id, recipients (JSON text), success_count, failed_count, cost, network, provider_ids }`. */
+    /** `jsonRows` of `{ id, recipients (JSON text), success_count, failed_count, cost, network, provider_ids, carriers }`. */
     logs: string;
   },
   { refund: number; success_count: number; failed_count: number } & Woken
@@ -50,8 +50,8 @@ export const settleLogs = statement<
         settled AS (
           UPDATE message_logs m
           SET recipients = i.recipients, pending_count = 0, success_count = i.success_count, failed_count = i.failed_count,
-              cost = i.cost, network = i.network, provider_ids = i.provider_ids, settled_at = now(), updated_at = date_trunc('milliseconds', now())
-          FROM json_to_recordset(:logs::json) AS i(id uuid, recipients json, success_count int, failed_count int, cost numeric, network text, provider_ids text[])
+              cost = i.cost, network = i.network, provider_ids = i.provider_ids, carriers = i.carriers, settled_at = now(), updated_at = date_trunc('milliseconds', now())
+          FROM json_to_recordset(:logs::json) AS i(id uuid, recipients json, success_count int, failed_count int, cost numeric, network text, provider_ids text[], carriers uuid[])
           WHERE m.organization_id = :orgId AND m.id = i.id AND m.settled_at IS NULL
           RETURNING m.reserved - i.cost AS refund, m.id, m.campaign_id, m.channel, m.test, m.success_count, m.failed_count, m.settled_at),
         ${outboxWrites(logEventsSql('settled'), 's.settled_log_id')}

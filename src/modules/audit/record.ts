@@ -39,10 +39,15 @@ export const AUDIT_ACTIONS = [
   'contact.subscriptions_changed',
   'contact.bulk_unsubscribed',
   'contact.bulk_resubscribed',
+  'provider.created',
+  'provider.updated',
+  'provider.deleted',
+  'provider.reordered',
+  'provider.tested',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export type AuditResourceType = 'user' | 'api_key' | 'organization' | 'webhook' | 'campaign' | 'contact_import' | 'contact';
+export type AuditResourceType = 'user' | 'api_key' | 'organization' | 'webhook' | 'campaign' | 'contact_import' | 'contact' | 'provider';
 
 export interface AuditEntryInput {
   action: AuditAction;

@@ -1,3 +1,4 @@
+import { HttpError } from '../../lib/errors.js';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/config.js';
@@ -87,11 +88,11 @@ const INTERRUPTED = 'Delivery interrupted';
 export async function serveTurn(deps: BatchDeps, turn: Turn): Promise<Served> {
   const ref: CampaignChannel = { orgId: turn.orgId, campaignId: turn.campaignId, channel: turn.channel };
   const { db, config } = deps;
-  // The campaign and its organization (whose credentials the channel is bound to) in one read.
+  // The campaign and its organization (whose name email comes from) in one read.
   const row = (await db('campaigns as c')
     .join('organizations as o', 'o.id', 'c.organization_id')
     .where({ 'c.organization_id': ref.orgId, 'c.id': ref.campaignId })
-    .first('o.name', 'o.email_from_name', 'o.credentials', 'c.status', 'c.messages', 'c.created_by', 'c.name as campaign_name', 'c.recipient_type')) as
+    .first('o.name', 'o.email_from_name', 'c.status', 'c.messages', 'c.created_by', 'c.name as campaign_name', 'c.recipient_type')) as
     | (SenderRow & Pick<CampaignRow, 'status' | 'messages' | 'created_by' | 'recipient_type'> & { campaign_name: string })
     | undefined;
   const content = row?.messages[ref.channel];
@@ -125,9 +126,12 @@ export async function serveTurn(deps: BatchDeps, turn: Turn): Promise<Served> {
   const targets = prepared.flatMap((p) => p.targets.filter((t): t is LogTarget => t !== null));
   let channel: BoundChannel | { error: string };
   try {
-    channel = deps.delivery.bind(ref.orgId, row, ref.channel);
+    channel = await deps.delivery.bind(ref.orgId, row, ref.channel);
   } catch (err) {
-    channel = { error: (err as Error).message };
+    // No provider can send (credentials missing): the recipients fail with the reason. Anything
+    // else (the database) leaves the batches to be served again.
+    if (!(err instanceof HttpError)) throw err;
+    channel = { error: err.message };
   }
   let results: DeliveryResult[];
   if ('error' in channel) {
@@ -324,7 +328,7 @@ async function settle(db: Db, ref: CampaignChannel, senderUserId: string | null,
   const logs = new Map<string, SettledLogColumns>();
   const batches = prepared.map(({ batch, failures, costs, log }) => {
     const size = batch.addresses.length;
-    const { sent, cost, network, providerIds, errors } = tally(size, (i) => failures[i], (i) => costs[i]!, results, next);
+    const { sent, cost, network, providerIds, carriers, errors } = tally(size, (i) => failures[i], (i) => costs[i]!, results, next);
     // The log as it is stored, for the message events this process posts itself (`wake`).
     const stored = errors === null ? batch.addresses : settledRecipients(outcomesOf(batch.addresses, errors));
     logs.set(batch.logId, { settled_recipients: stored, settled_provider_ids: providerIds });
@@ -338,6 +342,7 @@ async function settle(db: Db, ref: CampaignChannel, senderUserId: string | null,
       cost,
       network,
       provider_ids: providerIds,
+      carriers,
       preview: log.preview,
       length: log.length,
       unit_cost: log.unit,

@@ -25,6 +25,7 @@ interface MessageLogRow {
   network: string | null;
   recipients: StoredRecipient[];
   provider_ids: (string | null)[] | null;
+  carriers: (string | null)[] | null;
   settled_at: Date | null;
   message_preview: string;
   message_length: number;
@@ -60,6 +61,8 @@ export interface LogRecipientDto {
   status: string;
   error?: string;
   providerMessageId?: string;
+  /** The provider account (its id under `/providers`) that carried it, the last one tried. */
+  providerId?: string;
   deliveredAt?: string;
   readAt?: string;
   openedAt?: string;
@@ -75,6 +78,8 @@ function recipientsOf(row: MessageLogRow, receipts: Receipts): LogRecipientDto[]
     const out: LogRecipientDto = { ...r };
     const providerId = row.provider_ids?.[i];
     if (providerId) out.providerMessageId = providerId;
+    const carrier = row.carriers ? (row.carriers.length === 1 ? row.carriers[0] : row.carriers[i]) : null;
+    if (carrier) out.providerId = carrier;
     const receipt = receipts.get(`${row.id}/${i + 1}`);
     if (receipt) {
       if (receipt.delivered_at) out.deliveredAt = receipt.delivered_at.toISOString();
@@ -112,7 +117,7 @@ const toDto = (row: MessageLogRow, receipts: Receipts): MessageLogDto => ({
 });
 
 const COLUMNS = [
-  'id', 'organization_id', 'channel', 'sender_user_id', 'campaign_id', 'test', 'network', 'recipients', 'provider_ids',
+  'id', 'organization_id', 'channel', 'sender_user_id', 'campaign_id', 'test', 'network', 'recipients', 'provider_ids', 'carriers',
   'message_preview', 'message_length', 'cost', 'settled_at', 'created_at', 'updated_at',
 ].map((c) => `message_logs.${c}`);
 

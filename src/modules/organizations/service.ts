@@ -10,21 +10,27 @@ import { loginState } from '../two-factor/store.js';
 import * as v from '../../lib/validation.js';
 import { isPrivateHost } from '../../lib/hosts.js';
 import { operation } from '../../operation.js';
-import { EMAIL_SECURE_MODES, readCredentials, sealCredentials, type StoredCredentials } from '../../delivery/credentials.js';
+import { EMAIL_SECURE_MODES, type StoredCredentials } from '../../delivery/credentials.js';
+import { legacyCredentials, writeLegacyCredentials } from '../../delivery/providers.js';
 import { isCertificateBundle, showCredentials } from './credentials.js';
 import * as credits from '../../delivery/credits.js';
 import { toSummary, type OrganizationDto, type OrganizationRow } from './dto.js';
 import { organizationRows } from './queries.js';
 import { record } from '../audit/record.js';
 
-/** The organization as `role` may see it: the SMS report URL, a credential of its own, is an admin's alone. */
-function toOrganizationDto(config: Config, row: OrganizationRow, role: AuthedContext['caller']['role']): OrganizationDto {
+/**
+ * The organization as `role` may see it: the SMS report URL, a credential of its own, is an admin's
+ * alone. Its credentials are each channel's first provider of the original type (`delivery/providers.ts`).
+ */
+async function toOrganizationDto(ctx: AuthedContext, row: OrganizationRow, db: Knex = ctx.db): Promise<OrganizationDto> {
+  const config: Config = ctx.config;
+  const role = ctx.caller.role;
   return {
     ...toSummary(row),
     emailFromName: row.email_from_name,
     tracking: row.tracking,
     requireTwoFactor: row.require_two_factor,
-    credentials: showCredentials(config, readCredentials(config, row), row.id, role),
+    credentials: showCredentials(config, await legacyCredentials(db, config, row.id), row.id, role),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -35,7 +41,7 @@ export const current = operation({
   async run(ctx) {
     const [row] = await organizationRows(ctx.db, [ctx.caller.orgId]);
     if (!row) throw notFound();
-    return toOrganizationDto(ctx.config, row, ctx.caller.role);
+    return toOrganizationDto(ctx, row);
   },
 });
 
@@ -99,15 +105,17 @@ export const updateCredentials = operation({
   },
   async run(ctx, input) {
     const row = await ctx.db.transaction(async (trx) => {
-      const current = (await trx('organizations').where({ id: ctx.caller.orgId }).forUpdate().first()) as Omit<OrganizationRow, 'credits'>;
-      const before = readCredentials(ctx.config, current);
+      // The organization's row locked: one change of its credentials at a time.
+      await trx('organizations').where({ id: ctx.caller.orgId }).forUpdate().first('id');
+      const before = await legacyCredentials(trx, ctx.config, ctx.caller.orgId);
       const merged = { ...before, ...input } as StoredCredentials & Partial<Record<(typeof RATES)[number], number | null>>;
       for (const field of REMOVABLE) if (merged[field] === '') delete merged[field];
       for (const field of RATES) if (merged[field] === null) delete merged[field];
       await recordCredentialsChange(trx, ctx, before, merged);
-      return writeOrganization(ctx, trx, { credentials: sealCredentials(ctx.config, merged) });
+      await writeLegacyCredentials(trx, ctx.config, ctx.caller.orgId, before, merged);
+      return writeOrganization(ctx, trx, {});
     });
-    return toOrganizationDto(ctx.config, row, ctx.caller.role);
+    return toOrganizationDto(ctx, row);
   },
 });
 
@@ -137,7 +145,7 @@ async function recordSettingsChange(trx: Knex.Transaction, ctx: AuthedContext, c
 async function writeOrganization(
   ctx: AuthedContext,
   trx: Knex.Transaction,
-  changes: Partial<Pick<OrganizationRow, 'credentials' | 'tracking' | 'require_two_factor'>>,
+  changes: Partial<Pick<OrganizationRow, 'tracking' | 'require_two_factor'>>,
 ): Promise<OrganizationRow> {
   const [updated] = await trx('organizations')
     .where({ id: ctx.caller.orgId })
@@ -173,6 +181,6 @@ export const updateOrganization = operation({
       return written;
     });
     if (input.requireTwoFactor !== undefined) ctx.callers.clear();
-    return toOrganizationDto(ctx.config, row, ctx.caller.role);
+    return toOrganizationDto(ctx, row);
   },
 });

@@ -3,7 +3,11 @@ import express, { Router, type Request, type RequestHandler, type Response } fro
 import type { Config } from '../../config/config.js';
 import type { Deps } from '../../context.js';
 import type { Db } from '../../db/database.js';
-import { readCredentials, type StoredCredentials } from '../../delivery/credentials.js';
+import { parseAfricasTalkingReport } from '../../delivery/channels/africastalking.js';
+import { twilioStatusReport, verifyTwilioSignature } from '../../delivery/channels/twilio.js';
+import { PROVIDER_COLUMNS, readSecrets, type ProviderRow } from '../../delivery/providers.js';
+import { providerReportToken, providerReportUrl } from '../../delivery/report-urls.js';
+import type { ProviderReport } from '../../delivery/types.js';
 import { badRequest, forbidden, methodNotAllowed, notFound, unauthorized } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import { macOf, sameText } from '../../lib/signed-tokens.js';
@@ -12,12 +16,14 @@ import { ReceiptBatcher } from './batcher.js';
 import { recipientByProviderId, recipientByReference, type Receipt, type RecipientRef } from './service.js';
 
 /**
- * The providers' receipts (platform.md, "Receipts and engagement"; providers.md, "Receipts from
- * providers"): WhatsApp Cloud API webhooks and the SMS gateway's delivery reports. Reached without
- * a credential, so each request proves itself before its body is parsed: WhatsApp by the
+ * The providers' receipts: WhatsApp Cloud API webhooks, the SMS gateway's delivery reports, and each
+ * provider account's own report URL (Africa's Talking's delivery reports, Twilio's status
+ * callbacks; SMPP's receipts arrive on its session, `providerReports`). Reached without a
+ * credential, so each request proves itself before its body is parsed: WhatsApp by the
  * `X-Hub-Signature-256` HMAC of the raw body under the organization's app secret, the SMS gateway
- * (which does not sign) by the unguessable per-organization token in its URL. Mounted before the
- * JSON body parser so the raw bytes are what is verified.
+ * and Africa's Talking (which do not sign) by the unguessable token in their URL, Twilio by the
+ * token and its `X-Twilio-Signature` (checked by the `twilio` package's validator). Mounted before
+ * the JSON body parser so the raw bytes are what is verified.
  *
  * Answers: a WhatsApp notification without a valid signature (or for an organization without an
  * app secret, or unknown) is 401 (the request's credential, the signature, is refused; 403 is kept
@@ -46,11 +52,15 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const arrayOf = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' && Number.isFinite(v) ? String(v) : undefined);
 
-/** The organization's credentials, or null when the id names no organization. */
-async function credentialsOf(deps: Pick<Deps, 'config' | 'db'>, orgId: string): Promise<StoredCredentials | null> {
-  if (!isUuid(orgId)) return null;
-  const row = (await deps.db('organizations').where('id', orgId.toLowerCase()).first('credentials')) as { credentials: Buffer | null } | undefined;
-  return row ? readCredentials(deps.config, row) : null;
+/** The app secrets and verify tokens of the organization's WhatsApp Cloud providers (none for an id that names no organization). */
+async function whatsappSecrets(deps: Pick<Deps, 'config' | 'db'>, orgId: string): Promise<{ appSecrets: string[]; verifyTokens: string[] }> {
+  if (!isUuid(orgId)) return { appSecrets: [], verifyTokens: [] };
+  const rows = (await deps.db('providers').where({ organization_id: orgId.toLowerCase(), type: 'whatsapp-cloud' }).orderBy('position').select('secrets')) as Pick<ProviderRow, 'secrets'>[];
+  const secrets = rows.map((row) => readSecrets(deps.config, row));
+  return {
+    appSecrets: secrets.map((s) => s.appSecret).filter((s): s is string => !!s),
+    verifyTokens: secrets.map((s) => s.verifyToken).filter((s): s is string => !!s),
+  };
 }
 
 const rawBody = express.raw({ type: () => true, limit: MAX_BODY, inflate: false });
@@ -138,26 +148,27 @@ export function receiptsRouter(deps: Pick<Deps, 'config' | 'db'>): Router {
   const router = Router();
   const WHATSAPP = '/webhooks/whatsapp/:orgId';
   const SMS = '/webhooks/sms/:orgId/:token';
+  const PROVIDER = '/webhooks/providers/:orgId/:providerId/:token';
   // Receipts arrive one or a few per request, many requests at once while a campaign is delivered: written together.
   const receipts = new ReceiptBatcher(deps.db);
+  const reports = providerReports(deps.db, receipts);
 
   router.get(WHATSAPP, async (req, res: Response) => {
-    const creds = await credentialsOf(deps, String(req.params.orgId));
-    const expected = creds?.whatsapp_verify_token;
+    const { verifyTokens } = await whatsappSecrets(deps, String(req.params.orgId));
     const given = req.query['hub.verify_token'];
     const challenge = req.query['hub.challenge'];
-    const ok = req.query['hub.mode'] === 'subscribe' && typeof given === 'string' && !!expected && sameText(given, expected) && typeof challenge === 'string';
+    const ok = req.query['hub.mode'] === 'subscribe' && typeof given === 'string' && verifyTokens.some((t) => sameText(given, t)) && typeof challenge === 'string';
     if (!ok) throw forbidden('Verification refused');
     res.set('Cache-Control', 'no-store').type('text/plain').status(200).send(challenge);
   });
 
   router.post(WHATSAPP, rawBody, async (req, res) => {
     const orgId = String(req.params.orgId).toLowerCase();
-    const secret = (await credentialsOf(deps, orgId))?.whatsapp_app_secret;
-    const header = req.get('x-hub-signature-256') ?? '';
+    const { appSecrets } = await whatsappSecrets(deps, orgId);
+    const header = (req.get('x-hub-signature-256') ?? '').toLowerCase();
     const raw = bodyOf(req);
-    const expected = secret ? `sha256=${createHmac('sha256', secret).update(raw).digest('hex')}` : '';
-    if (!secret || !sameText(header.toLowerCase(), expected)) throw unauthorized('Invalid or missing X-Hub-Signature-256');
+    const signed = appSecrets.some((secret) => sameText(header, `sha256=${createHmac('sha256', secret).update(raw).digest('hex')}`));
+    if (!signed) throw unauthorized('Invalid or missing X-Hub-Signature-256');
     const body = parseJson(raw);
     if (!isObject(body)) throw badRequest('A notification is a JSON object');
     for (const entry of arrayOf(body.entry).filter(isObject)) {
@@ -188,7 +199,55 @@ export function receiptsRouter(deps: Pick<Deps, 'config' | 'db'>): Router {
     },
   );
 
+  router.post(
+    PROVIDER,
+    (req, _res, next) => {
+      const providerId = String(req.params.providerId);
+      const valid = isUuid(String(req.params.orgId)) && isUuid(providerId) && sameText(String(req.params.token), providerReportToken(deps.config.jwtSecret, providerId));
+      next(valid ? undefined : notFound());
+    },
+    rawBody,
+    async (req, res) => {
+      const orgId = String(req.params.orgId).toLowerCase();
+      const providerId = String(req.params.providerId).toLowerCase();
+      const row = (await deps.db('providers').where({ organization_id: orgId, id: providerId }).first(PROVIDER_COLUMNS)) as ProviderRow | undefined;
+      if (!row) throw notFound();
+      const form = new URLSearchParams(bodyOf(req).toString('utf8'));
+      let report: ProviderReport | null;
+      if (row.type === 'twilio') {
+        // Twilio signs the URL it posted to and the form's parameters, with the account's auth token.
+        const params = Object.fromEntries(form);
+        const url = providerReportUrl(deps.config, orgId, providerId);
+        if (!verifyTwilioSignature(readSecrets(deps.config, row).authToken ?? '', req.get('x-twilio-signature'), url, params)) throw unauthorized('Invalid or missing X-Twilio-Signature');
+        report = twilioStatusReport(params);
+      } else if (row.type === 'africastalking') {
+        if (!form.get('id') || !form.get('status')) throw badRequest('Send a delivery report form with id and status');
+        report = parseAfricasTalkingReport(form);
+      } else throw notFound();
+      if (report) await reports(orgId, row.type, report);
+      res.status(200).json({ ok: true });
+    },
+  );
+
   router.all(WHATSAPP, allow(['GET', 'POST']));
   router.all(SMS, allow(['POST']));
+  router.all(PROVIDER, allow(['POST']));
   return router;
+}
+
+/**
+ * Records a provider's report of one message it took (Africa's Talking, Twilio, SMPP): the
+ * recipient is found by the provider's message id; a report for an id Herald does not know changes nothing.
+ */
+export function providerReports(db: Db, receipts = new ReceiptBatcher(db)) {
+  return async (orgId: string, provider: string, report: ProviderReport): Promise<void> => {
+    const ref = await recipientOf(db, orgId, undefined, report.providerMessageId);
+    if (!ref) return;
+    await receipts.record(orgId, ref, {
+      kind: report.delivered ? 'delivered' : 'failed',
+      at: report.at,
+      ...(!report.delivered && { error: (report.error ?? 'Not delivered').slice(0, 500) }),
+      data: { provider, status: report.status.slice(0, 100) },
+    });
+  };
 }
