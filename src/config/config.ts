@@ -55,7 +55,7 @@ const envSchema = z.object({
   COST_WHATSAPP: z.string().regex(/^\d+(\.\d+)?$/, 'must be a non-negative number').transform(Number).default(1),
   PROVIDER_TIMEOUT_MS: intIn(100, 120000).default(10000),
   PROVIDER_CIRCUIT_RESET_MS: intIn(100, 3600000).default(30000),
-  PROVIDER_CIRCUIT_VOLUME: intIn(1, 1000).default(5),
+  PROVIDER_CIRCUIT_VOLUME: intIn(1, 1000).default(2),
   SEND_CONCURRENCY: intIn(1, 200).default(8),
   DEFAULT_SEND_RATE: z
     .string()

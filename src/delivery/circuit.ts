@@ -9,6 +9,8 @@ import type { Channel } from './types.js';
  * tries of every batch; after `resetMs` one send probes it (`half-open`), and its success closes it.
  * A call counts as failed when none of its recipients was answered by the provider (every one
  * failed `retryable` or `providerFault`); a final answer about a recipient is the provider working.
+ * The circuit is the way to the next provider: a channel's last provider is called whatever its
+ * circuit (there is nowhere else to go), and counts only through calls its circuit lets through.
  */
 
 export type CircuitState = 'closed' | 'open' | 'half-open';
@@ -25,6 +27,8 @@ export interface CircuitOptions {
 /** The provider a circuit is of. */
 export interface CircuitOf {
   id: string;
+  /** The provider's version (its last change): a changed provider starts with a closed circuit of its own. */
+  version: number;
   orgId: string;
   channel: Channel;
   type: string;
@@ -44,6 +48,8 @@ class Failed<T> extends Error {
   }
 }
 
+const keyOf = (of: Pick<CircuitOf, 'id' | 'version'>) => `${of.id}@${of.version}`;
+
 type Breaker = CircuitBreaker<[() => Promise<Attempt<unknown>>], Attempt<unknown>>;
 
 /** Above this many providers seen, circuits that are closed are let go (their counts start again). */
@@ -59,14 +65,14 @@ export class Circuits {
   ) {}
 
   /** The provider's circuit as this process sees it. */
-  state(id: string): CircuitState {
-    const b = this.breakers.get(id)?.breaker;
+  state(of: Pick<CircuitOf, 'id' | 'version'>): CircuitState {
+    const b = this.breakers.get(keyOf(of))?.breaker;
     return !b || b.closed ? 'closed' : b.halfOpen ? 'half-open' : 'open';
   }
 
-  /** Whether a call may go now: closed, or half-open with no probe in flight. */
-  allows(id: string): boolean {
-    const b = this.breakers.get(id)?.breaker;
+  /** Whether a call may go through the circuit now: closed, or half-open with no probe in flight. */
+  allows(of: Pick<CircuitOf, 'id' | 'version'>): boolean {
+    const b = this.breakers.get(keyOf(of))?.breaker;
     return !b || b.closed || b.pendingClose;
   }
 
@@ -91,7 +97,8 @@ export class Circuits {
   }
 
   private breakerOf(of: CircuitOf): Breaker {
-    const known = this.breakers.get(of.id);
+    const key = keyOf(of);
+    const known = this.breakers.get(key);
     if (known) return known.breaker;
     if (this.breakers.size >= MAX_CIRCUITS) {
       for (const [id, { breaker }] of this.breakers) {
@@ -135,7 +142,7 @@ export class Circuits {
     breaker.on('shutdown', () => {
       if (shown !== 'closed') providerCircuitsOpen.dec({ ...labels, state: shown });
     });
-    this.breakers.set(of.id, { breaker, of });
+    this.breakers.set(key, { breaker, of });
     return breaker;
   }
 }

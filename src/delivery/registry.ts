@@ -9,7 +9,7 @@ import { createSmsGatewayAdapter } from './channels/sms-gateway.js';
 import { createSmtpAdapter } from './channels/smtp.js';
 import { createTwilioAdapter } from './channels/twilio.js';
 import { createWhatsAppCloudAdapter } from './channels/whatsapp-cloud.js';
-import { Circuits, type CircuitState } from './circuit.js';
+import { Circuits } from './circuit.js';
 import { THROTTLED_FOR_MS, transmit } from './engine.js';
 import { Pacer, type Lane, type PaceKey, type Park } from './pace.js';
 import { accountOf, credentialsOf, missingFields, ORIGINAL_TYPES, providersOf, providerType, type ProviderRow } from './providers.js';
@@ -48,8 +48,6 @@ export interface Delivery {
   bind(orgId: string, org: SenderRow, channel: Channel): Promise<BoundChannel>;
   /** One provider alone, no failover (a test message to check a provider). */
   viaProvider(org: SenderRow, row: ProviderRow): BoundChannel;
-  /** A provider's circuit as this process sees it. */
-  circuit(providerId: string): CircuitState;
   close(): Promise<void>;
 }
 
@@ -179,15 +177,22 @@ export async function createDelivery(config: Config, db: Db, hooks: DeliveryHook
         const last = l === links.length - 1;
         const some = pending.map((i) => targets[i]!);
         const throttledForMs = last ? how.throttledForMs : Math.min(how.throttledForMs ?? THROTTLED_FOR_MS[how.lane], THROTTLED_BEFORE_FAILOVER_MS);
-        const sent = await circuits.run({ id: link.row.id, orgId: link.row.organization_id, channel: link.row.channel, type: link.row.type }, async () => {
-          const value = await transmit(
+        const of = { id: link.row.id, version: link.row.updated_at.getTime(), orgId: link.row.organization_id, channel: link.row.channel, type: link.row.type };
+        const attempt = () =>
+          transmit(
             { pacer, pace: link.pace, provider: link.row.type, lane: how.lane, park: how.park, throttledForMs },
             (batch) => link.adapter.send(message, batch, link.account, { lane: how.lane }),
             some,
           );
-          const failed = value.every(handOver);
-          return { value, failed, error: failed ? value[0]?.error : undefined };
-        });
+        // The last provider is called whatever its circuit: there is nowhere else for the work to go.
+        const sent =
+          last && !circuits.allows(of)
+            ? await attempt()
+            : await circuits.run(of, async () => {
+                const value = await attempt();
+                const failed = value.every(handOver);
+                return { value, failed, error: failed ? value[0]?.error : undefined };
+              });
         if (sent === null) continue; // its circuit is open: the next one takes them
         const next: number[] = [];
         sent.forEach((r, j) => {
@@ -197,10 +202,6 @@ export async function createDelivery(config: Config, db: Db, hooks: DeliveryHook
         });
         if (next.length && !last) providerFailovers.inc({ channel: link.row.channel, provider: link.row.type }, next.length);
         pending = next;
-      }
-      // Every provider's circuit open: the recipients no provider was asked about fail, to be tried again.
-      for (const i of pending) {
-        results[i] ??= { recipient: targets[i]!.recipient, ok: false, error: `Every ${message.channel} provider is unavailable (circuit open)`, retryable: true, network: 'herald' };
       }
       return results;
     })();
@@ -254,7 +255,6 @@ export async function createDelivery(config: Config, db: Db, hooks: DeliveryHook
       if (missing.length) throw badRequest(`Missing ${row.channel} provider settings: ${missing.join(', ')}`);
       return { fromName, pace: link.pace, send: transmitVia([link]) };
     },
-    circuit: (id) => circuits.state(id),
     async close() {
       circuits.close();
       await Promise.all([...adapters.values(), ...Object.values(sandbox)].map((a) => a.close?.()));

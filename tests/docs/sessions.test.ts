@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Herald } from '../../src/server.js';
+import { startAfricasTalkingFake, type AfricasTalkingFake } from '../fakes/africastalking-fake.js';
+import { startSmsGatewayFake, type SmsGatewayFake } from '../fakes/sms-gateway-fake.js';
 import { client, startTestHerald, uniqueEmail, type Client } from '../helpers/herald.js';
 import { answerLines, callsIn, documentProblems, fencedBlocks, sessionsOf, shownFields, shownText, type Answer } from './sessions.js';
 
@@ -14,8 +16,9 @@ import { answerLines, callsIn, documentProblems, fencedBlocks, sessionsOf, shown
  * sessions (its ```sh blocks that call Herald) run in order as one script, in a fresh temporary
  * directory, once with bash and once with an interactive zsh with default options (where a `#` line
  * is an error), each time for an organization of its own, against a real Herald with sandbox
- * delivery. Only the address (`localhost:4000`), the signup email, and the webhook receiver's port
- * are replaced. The ```text block after each session shows its answers, one line per call: the
+ * delivery, or, for a document about providers (`LIVE`), live delivery to the SMS gateway's and
+ * Africa's Talking's fakes. Only the address (`localhost:4000`), the signup email, the webhook
+ * receiver's port, and a live document's provider addresses are replaced. The ```text block after each session shows its answers, one line per call: the
  * status is checked as the call returns, and every concrete field shown when the script is done.
  */
 
@@ -119,13 +122,29 @@ let herald: Herald;
 let api: Client;
 let work: string;
 
+/**
+ * The documents whose sessions need live delivery: a Herald of their own whose SMS gateway is the
+ * gateway's fake (with the credentials the document sets), and the Africa's Talking sandbox host the
+ * document names answered by Africa's Talking's fake.
+ */
+const LIVE = new Set(['docs/providers-and-failover.md']);
+const AT_SANDBOX = 'https://api.sandbox.africastalking.com';
+let live: { herald: Herald; api: Client; gateway: SmsGatewayFake; at: AfricasTalkingFake } | undefined;
+
 beforeAll(async () => {
   herald = await startTestHerald({ DELIVERY_MODE: 'sandbox', WORKERS: 'true', METRICS_TOKEN });
   api = client(herald.url);
   work = mkdtempSync(path.join(tmpdir(), 'herald-docs-'));
+  if (DOCUMENTS.some((doc) => LIVE.has(doc))) {
+    const [gateway, at] = await Promise.all([startSmsGatewayFake({ apikey: 'gw-key-7781', partnerID: '4410' }), startAfricasTalkingFake({ username: 'sandbox', apiKey: 'atsk-example-key' })]);
+    const liveHerald = await startTestHerald({ DELIVERY_MODE: 'live', SMS_API_URL: gateway.url, METRICS_TOKEN });
+    live = { herald: liveHerald, api: client(liveHerald.url), gateway, at };
+  }
 });
 afterAll(async () => {
   await herald?.stop();
+  await live?.herald.stop();
+  await Promise.all([live?.gateway.stop(), live?.at.stop()]);
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
@@ -180,8 +199,10 @@ async function runDocument(name: string, text: string, shell: 'bash' | 'zsh'): P
   const docEmail = /"email"\s*:\s*"([^"]+)"/.exec(sessions.find((s) => s.script.includes('/auth/signup'))?.script ?? '')?.[1];
   const email = uniqueEmail(name.toLowerCase().replace(/\W+/g, '-'));
   const port = String(await freePort());
+  const target = LIVE.has(name) ? live!.herald : herald;
   const replace = (s: string) => {
-    let out = s.replaceAll('localhost:4000', new URL(herald.url).host).replaceAll('127.0.0.1:4001', `127.0.0.1:${port}`).replaceAll('listen(4001', `listen(${port}`);
+    if (LIVE.has(name)) s = s.replaceAll(AT_SANDBOX, live!.at.url);
+    let out = s.replaceAll('localhost:4000', new URL(target.url).host).replaceAll('127.0.0.1:4001', `127.0.0.1:${port}`).replaceAll('listen(4001', `listen(${port}`);
     if (docEmail) out = out.replaceAll(docEmail, email);
     return out;
   };
@@ -258,6 +279,22 @@ const AFTERWARDS: Record<string, (r: Result) => Promise<void>> = {
       .filter((l) => l.startsWith('{"type"'))
       .map((l) => JSON.parse(l));
     expect(received).toEqual([expect.objectContaining({ type: 'message.sent', data: expect.objectContaining({ recipients: [{ recipient: '+254711000333', position: 1 }] }) })]);
+  },
+  'docs/providers-and-failover.md': async (r) => {
+    const cred = { token: r.token! };
+    const providers = (await live!.api.get('/providers?channel=sms', cred)).body as { _id: string; type: string }[];
+    const byType = Object.fromEntries(providers.map((p) => [p.type, p._id]));
+    const logs = (await live!.api.get('/message-logs', cred)).body as { recipients: { recipient: string; providerId?: string }[] }[];
+    const carriers = Object.fromEntries(logs.flatMap((l) => l.recipients.map((x) => [x.recipient, x.providerId])));
+    // The gateway carried the campaign and the first code; Africa's Talking, once it worked, the second.
+    expect(carriers).toEqual({
+      '+254711000101': byType['sms-gateway'],
+      '+254711000102': byType['sms-gateway'],
+      '+254711000103': byType['sms-gateway'],
+      '+254711000104': byType['sms-gateway'],
+      '+254711000105': byType.africastalking,
+    });
+    expect(live!.at.messages().map((m) => m.number)).toContain('+254711000105');
   },
   'docs/contacts-in-bulk.md': async (r) => {
     const contacts = (await api.get('/contacts', { token: r.token! })).body as any[];

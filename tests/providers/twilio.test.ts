@@ -382,7 +382,7 @@ describe('twilioStatusReport', () => {
 
 test('the fields: the account SID and the secret auth token are required, and a sender is one of two', () => {
   const byName = new Map(TWILIO_FIELDS.map((f) => [f.name, f]));
-  expect([...byName.keys()].sort()).toEqual(['accountSid', 'authToken', 'from', 'messagingServiceSid']);
+  expect([...byName.keys()].sort()).toEqual(['accountSid', 'apiUrl', 'authToken', 'from', 'messagingServiceSid']);
   expect(byName.get('accountSid')).toMatchObject({ required: true });
   expect(byName.get('accountSid')!.secret).toBeFalsy();
   expect(byName.get('authToken')).toMatchObject({ required: true, secret: true });

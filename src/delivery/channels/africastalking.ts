@@ -14,6 +14,7 @@ import {
 
 export const AFRICASTALKING_FIELDS: readonly ProviderField[] = [
   { name: 'username', required: true, description: "The Africa's Talking app username (sandbox for their sandbox)." },
+  { name: 'apiUrl', description: "Africa's Talking's API host for this app (https://api.sandbox.africastalking.com for a sandbox app); default: the platform's (AFRICASTALKING_API_URL)." },
   { name: 'from', description: "The sender id or short code messages come from; none, and Africa's Talking uses the account's default." },
   { name: 'apiKey', secret: true, required: true, description: "The app's API key: it authenticates every call." },
 ];
@@ -67,7 +68,17 @@ interface SmsMessageData {
 type Failure = { retryable?: boolean; throttled?: boolean; providerFault?: boolean };
 
 export function createAfricasTalkingAdapter(options: AfricasTalkingOptions): ProviderAdapter {
-  const url = new URL(`${options.baseUrl.replace(/\/+$/, '')}/version1/messaging`);
+  // The account's own API host (its sandbox app's, say) where it has one, else the platform's.
+  const urls = new Map<string, URL>();
+  const urlOf = (apiUrl: string | undefined) => {
+    const base = (apiUrl ?? options.baseUrl).replace(/\/+$/, '');
+    let url = urls.get(base);
+    if (!url) {
+      if (urls.size >= 1_000) urls.clear();
+      urls.set(base, (url = new URL(`${base}/version1/messaging`)));
+    }
+    return url;
+  };
   const callsInFlight = options.callsInFlight ?? 16;
   // One queue per app (and key: a wrong key does not share a real app's queue), a quarter of it
   // kept for transactional sends.
@@ -84,7 +95,7 @@ export function createAfricasTalkingAdapter(options: AfricasTalkingOptions): Pro
   const pool = createProviderPool();
 
   /** One call for `batch`, whose numbers are distinct and share `text`. */
-  async function call(batch: DeliveryTarget[], text: string, username: string, apiKey: string, from: string | undefined): Promise<DeliveryResult[]> {
+  async function call(url: URL, batch: DeliveryTarget[], text: string, username: string, apiKey: string, from: string | undefined): Promise<DeliveryResult[]> {
     const failAll = (error: string, failure: Failure) => batch.map((t) => fail(t, error, failure));
     const form: Record<string, string> = { username, to: batch.map((t) => t.recipient).join(','), message: text, ...(from ? { from } : {}) };
     let res: HttpResponse;
@@ -140,6 +151,7 @@ export function createAfricasTalkingAdapter(options: AfricasTalkingOptions): Pro
       const apiKey = account.secrets.apiKey;
       if (!username || !apiKey) return targets.map((t) => fail(t, 'missing username or apiKey', { providerFault: true }));
       const from = nonEmpty(account.settings.from);
+      const url = urlOf(nonEmpty(account.settings.apiUrl));
       const queue = queueFor(username, apiKey);
 
       // Targets sharing a text go in the same calls; personalised ones, each with its own text, alone.
@@ -157,7 +169,7 @@ export function createAfricasTalkingAdapter(options: AfricasTalkingOptions): Pro
           const batchTargets = batch.map((i) => targets[i]!);
           calls.push(
             queue
-              .run(sendOptions, () => call(batchTargets, text, username, apiKey, from))
+              .run(sendOptions, () => call(url, batchTargets, text, username, apiKey, from))
               .then((answers) => answers.forEach((answer, j) => (results[batch[j]!] = answer))),
           );
         }

@@ -26,6 +26,7 @@ export const TWILIO_FIELDS: readonly ProviderField[] = [
     name: 'messagingServiceSid',
     description: 'A Messaging Service (MG...) that picks the sender from its pool; used instead of from when both are set. This or from is needed.',
   },
+  { name: 'apiUrl', description: "Twilio's API host for this account (a regional edge such as https://api.dublin.ie1.twilio.com); default: the platform's (TWILIO_API_URL)." },
 ];
 
 export interface TwilioOptions {
@@ -150,7 +151,8 @@ export function createTwilioAdapter(options: TwilioOptions): ProviderAdapter {
       const from = text(account.settings.from);
       if (!messagingServiceSid && !from) return failAll('neither from nor messagingServiceSid is set');
 
-      const url = `${base}/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/Messages.json`;
+      const apiUrl = typeof account.settings.apiUrl === 'string' && account.settings.apiUrl ? account.settings.apiUrl.replace(/\/+$/, '') : base;
+      const url = `${apiUrl}/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/Messages.json`;
       const authorization = `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`;
       const statusCallback = options.statusCallbackUrl(account);
       const shared: Record<string, string> = {

@@ -29,7 +29,7 @@ const TABLE = 'providers';
 const MAX_PER_CHANNEL = 10;
 
 /** The types that reach a host given in their settings: the host must not be private where the platform blocks that. */
-const HOST_FIELDS: Record<string, string> = { smtp: 'host', smpp: 'host' };
+const HOST_FIELDS: Record<string, string> = { smtp: 'host', smpp: 'host', africastalking: 'apiUrl', twilio: 'apiUrl' };
 
 const typeNames = PROVIDER_TYPES.map((t) => t.type) as [string, ...string[]];
 const value = z.union([z.string().max(65_536), z.number().finite(), z.boolean(), z.null()]);
@@ -89,6 +89,7 @@ function typeProblems(type: ProviderType, settings: Record<string, unknown>): Fi
   }
   if (type.type === 'whatsapp-cloud' && settings.phoneNumberId !== undefined && !/^\d{1,30}$/.test(String(settings.phoneNumberId))) bad('phoneNumberId', 'must be digits');
   if (type.type === 'smpp' && settings.port !== undefined && !(Number(settings.port) >= 1 && Number(settings.port) <= 65_535)) bad('port', 'must be a port number');
+  if ((type.type === 'africastalking' || type.type === 'twilio') && settings.apiUrl !== undefined && !/^https?:\/\/[^/\s]+\/?$/.test(String(settings.apiUrl))) bad('apiUrl', 'must be an http(s) URL of a host, without a path');
   if (type.type === 'twilio' && settings.from !== undefined && String(settings.from).startsWith('+') && !toE164(String(settings.from))) bad('from', 'must be an E.164 number or an alphanumeric sender id');
   return problems;
 }
@@ -137,8 +138,9 @@ function merged(
 
 async function hostProblems(ctx: AuthedContext, type: ProviderType, settings: Record<string, unknown>): Promise<FieldProblem[]> {
   const field = HOST_FIELDS[type.type];
-  const host = field ? settings[field] : undefined;
-  if (!ctx.config.blockPrivateHosts || typeof host !== 'string') return [];
+  const given = field ? settings[field] : undefined;
+  if (!ctx.config.blockPrivateHosts || typeof given !== 'string') return [];
+  const host = field === 'apiUrl' ? new URL(given).hostname : given;
   return (await isPrivateHost(host.replace(/^\[|\]$/g, ''))) ? [{ field: `settings.${field}`, message: `settings.${field} must not be a loopback, private or link-local address` }] : [];
 }
 
@@ -251,6 +253,8 @@ export const update = operation({
           ...(input.rate !== undefined && { rate: input.rate }),
           settings: JSON.stringify(result.settings),
           secrets: sealSecrets(ctx.config, result.secrets),
+          // A changed provider is another provider as far as its failures go: its circuit starts closed.
+          ...((input.settings !== undefined || input.secrets !== undefined || input.enabled !== undefined) && { circuit: 'closed', circuit_changed_at: null }),
           updated_at: nowMs(trx),
         })
         .returning(PROVIDER_COLUMNS)) as ProviderRow[];
