@@ -342,10 +342,15 @@ class SmppSession {
     submission.timer ??= setTimeout(() => this.settle(submission, failure(`not bound within ${this.timing.timeoutMs} ms`, true)), this.timing.timeoutMs);
   }
 
+  private stopWaiting(submission: Submission) {
+    clearTimeout(submission.timer);
+    submission.timer = undefined;
+  }
+
   private settle(submission: Submission, outcome: Outcome) {
     if (submission.settled) return;
     submission.settled = true;
-    clearTimeout(submission.timer);
+    this.stopWaiting(submission);
     submission.resolve(outcome);
   }
 
@@ -361,7 +366,7 @@ class SmppSession {
       const submission = this.transactional.shift() ?? this.bulk.shift();
       if (!submission) return;
       if (submission.settled) continue;
-      clearTimeout(submission.timer);
+      this.stopWaiting(submission);
       const link = this.link!;
       const pdu = new smpp.PDU('submit_sm', submission.pdu);
       if (!link.send(pdu)) {
@@ -391,6 +396,9 @@ class SmppSession {
     this.state = 'connecting';
     const { host, port, systemId, password, systemType } = this.config;
     const link = smpp.connect({ host, port });
+    // Without it Nagle holds each submit_sm written while one is unacknowledged until the SMSC's
+    // delayed ACK (40 ms and more), and the window never fills.
+    link.socket.setNoDelay(true);
     this.link = link;
     let bound = false;
     let lastError: (Error & { code?: string }) | undefined;
@@ -422,7 +430,7 @@ class SmppSession {
     this.everBound = true;
     this.failure = undefined;
     this.backoffMs = this.timing.initialMs;
-    for (const queue of [this.transactional, this.bulk]) for (const submission of queue) clearTimeout(submission.timer);
+    for (const queue of [this.transactional, this.bulk]) for (const submission of queue) this.stopWaiting(submission);
     this.enquireTimer = setInterval(() => this.enquire(link), this.timing.enquireLinkMs);
     this.pump();
   }
@@ -470,15 +478,17 @@ class SmppSession {
     return delay;
   }
 
+  /** One enquire_link at a time; no answer within the timeout means the link is dead. */
   private enquire(link: smpp.Session) {
     if (this.enquireDeadline) return;
-    this.enquireDeadline = setTimeout(() => {
+    const deadline = setTimeout(() => {
       this.enquireDeadline = undefined;
       this.lost(link, `no enquire_link_resp within ${this.timing.timeoutMs} ms`);
     }, this.timing.timeoutMs);
+    this.enquireDeadline = deadline;
     link.enquire_link(() => {
-      clearTimeout(this.enquireDeadline);
-      this.enquireDeadline = undefined;
+      clearTimeout(deadline);
+      if (this.enquireDeadline === deadline) this.enquireDeadline = undefined;
     });
   }
 
@@ -489,6 +499,7 @@ class SmppSession {
   }
 
   private received(link: smpp.Session, pdu: smpp.PDU) {
+    if (link !== this.link) return;
     if (pdu.isResponse()) {
       if (pdu.command === 'submit_sm_resp' && pdu.command_status === 0) this.answered(pdu.sequence_number, { ok: true, messageId: String(pdu.message_id ?? '') });
       else if (pdu.command === 'submit_sm_resp' || pdu.command === 'generic_nack') this.answered(pdu.sequence_number, refused(pdu.command_status));
@@ -561,7 +572,8 @@ function unbind(link: smpp.Session, ms: number): Promise<void> {
 /**
  * SMPP 3.4 over one transceiver session per account and process, shared by every send: each
  * recipient is a submit_sm (or one per segment of a long text, concatenated by UDH) with a
- * delivery receipt requested; receipts come back on the same session to `onReport`.
+ * delivery receipt requested; receipts come back on the same session to `onReport`. A long text's
+ * id is its first segment's, so the receipts of its other segments name ids no send answered.
  */
 export function createSmppAdapter(options: SmppOptions): SmppAdapter {
   const timing: Timing = {
