@@ -42,6 +42,9 @@ export class PersonalLogText {
   }
 }
 
+/** Why a recipient went unsent when the credits did not cover it: worth another try, unlike an unsendable message. */
+export const INSUFFICIENT_CREDITS = 'Insufficient credits';
+
 /** How one log's recipients ended, as its settle writes them. */
 export interface Tally {
   /** Recipients sent. */
@@ -57,6 +60,12 @@ export interface Tally {
    * one per position (null for a recipient none was asked about); null when none was.
    */
   carriers: (string | null)[] | null;
+  /**
+   * The positions (1 is the first) of the recipients that failed for good: a final answer about the
+   * recipient (an invalid number) or a message that cannot be sent as it is (a render error, too
+   * long). Another try may reach the others (a provider down, refused credentials, credits short).
+   */
+  finals: number[] | null;
   /** Why each failed recipient failed, by position; null when none failed (a log sent whole builds nothing per recipient). */
   errors: Map<number, string> | null;
 }
@@ -81,12 +90,14 @@ export function tally(
   let errors: Map<number, string> | null = null;
   let carriers: (string | null)[] | null = null;
   let firstCarrier: string | null = null;
+  let finals: number[] | null = null;
   let single = true;
   for (let i = 0; i < size; i++) {
     const error = unsent(i);
     if (error) {
       firstNetwork ??= 'herald';
       (errors ??= new Map()).set(i, error);
+      if (error !== INSUFFICIENT_CREDITS) (finals ??= []).push(i + 1);
       continue;
     }
     const r = results[from.next++]!;
@@ -100,6 +111,7 @@ export function tally(
     if (r.providerMessageId) (providerIds ??= new Array<string | null>(size).fill(null))[i] = r.providerMessageId;
     if (!r.ok) {
       (errors ??= new Map()).set(i, r.error ?? 'Delivery failed');
+      if (!r.retryable && !r.providerFault && !r.throttled) (finals ??= []).push(i + 1);
       continue;
     }
     sent++;
@@ -108,5 +120,5 @@ export function tally(
   }
   // One carrier of every recipient is written once.
   if (carriers && single && !carriers.includes(null)) carriers = [firstCarrier!];
-  return { sent, cost: round2(spent), network: sentNetwork ?? firstNetwork, providerIds, errors, carriers };
+  return { sent, cost: round2(spent), network: sentNetwork ?? firstNetwork, providerIds, errors, carriers, finals };
 }

@@ -4,6 +4,7 @@ import * as auth from '../modules/auth/service.js';
 import * as campaigns from '../modules/campaigns/service.js';
 import { campaignDetail, canceledCampaign, launchedCampaign, listedCampaign } from '../modules/campaigns/dto.js';
 import * as campaignDryRun from '../modules/campaigns/dry-run.js';
+import * as campaignResend from '../modules/campaigns/resend.js';
 import { pendingSendView } from '../modules/campaigns/runs.js';
 import * as contacts from '../modules/contacts/service.js';
 import { bulk as bulkContacts } from '../modules/contacts/bulk.js';
@@ -93,6 +94,8 @@ export const routes: Route[] = [
   { method: 'post', path: '/campaigns/:id/cancel', op: campaigns.cancel, input: none, view: canceledCampaign },
   { method: 'post', path: '/campaigns/:id/preview', op: campaignDryRun.preview },
   { method: 'get', path: '/campaigns/:id/estimate', op: campaignDryRun.estimate, input: none },
+  { method: 'get', path: '/campaigns/:id/resend-failed', op: campaignResend.estimate, input: none },
+  { method: 'post', path: '/campaigns/:id/resend-failed', op: campaignResend.resend, status: 201, input: none },
   { method: 'post', path: '/campaigns/:id/test', op: campaignDryRun.test },
   { method: 'get', path: '/campaigns/:id/progress', op: campaigns.progressOf, input: none },
   { method: 'get', path: '/campaigns/:id/runs', op: campaigns.runs, list: true, input: none },

@@ -106,7 +106,7 @@ export const settleBatches = statement<
     senderUserId: string | null;
     /**
      * `jsonRows` of `{ batch_no, log_id, recipients (JSON text; null: every recipient succeeded), sent, failed, cost, network,
-     * provider_ids (null when the provider gave none), carriers, preview, length, unit_cost }` (the last three: the log's message, per batch as a personalised one differs).
+     * provider_ids (null when the provider gave none), carriers, final_failures, preview, length, unit_cost }` (the last three: the log's message, per batch as a personalised one differs).
      */
     batches: string;
     /** `outbox.handOverLease`: above 0, the events' deliveries are leased to this process, which posts them (`handed`). */
@@ -118,7 +118,7 @@ export const settleBatches = statement<
   `WITH ${WEBHOOK_ENDPOINTS},
         v AS (SELECT * FROM json_to_recordset(:batches::json)
                 AS t(batch_no int, log_id uuid, recipients json, sent int, failed int, cost numeric, network text,
-                      provider_ids text[], carriers uuid[], preview text, length int, unit_cost numeric)),
+                      provider_ids text[], carriers uuid[], final_failures int[], preview text, length int, unit_cost numeric)),
         settled AS (
           UPDATE campaign_batches b SET status = 'settled', sent = v.sent, failed = v.failed, settled_at = now()
           FROM v
@@ -130,20 +130,21 @@ export const settleBatches = statement<
           -- Columns only (Citus runs no function that is not immutable in RETURNING): the log's
           -- recipients are worked out where it is written.
           RETURNING v.log_id, v.sent, v.failed, v.cost, v.network, b.reserved - v.cost AS refund, v.recipients, b.addresses,
-                    v.provider_ids, v.carriers, v.preview, v.length, v.unit_cost),
+                    v.provider_ids, v.carriers, v.final_failures, v.preview, v.length, v.unit_cost),
         logged AS (
           INSERT INTO message_logs AS m (organization_id, id, channel, sender_user_id, campaign_id, network, recipients, pending_count,
                                          success_count, failed_count, message_preview, message_length, unit_cost, reserved, cost, settled_at,
-                                         updated_at, provider_ids, carriers)
+                                         updated_at, provider_ids, carriers, final_failures)
           SELECT :orgId, s.log_id, :channel, :senderUserId::uuid, :campaignId, s.network, coalesce(s.recipients, ${allSucceededSql('s.addresses')}),
-                 0, s.sent, s.failed, s.preview, s.length, s.unit_cost, s.cost, s.cost, now(), date_trunc('milliseconds', now()), s.provider_ids, s.carriers
+                 0, s.sent, s.failed, s.preview, s.length, s.unit_cost, s.cost, s.cost, now(), date_trunc('milliseconds', now()), s.provider_ids, s.carriers, s.final_failures
           FROM settled s
           -- A log claimed before batches were kept per batch row is settled in place (from EXCLUDED
           -- only: Citus calls no function that is not immutable in ON CONFLICT DO UPDATE).
           ON CONFLICT (organization_id, id) DO UPDATE
             SET network = EXCLUDED.network, recipients = EXCLUDED.recipients, pending_count = 0, success_count = EXCLUDED.success_count,
                 failed_count = EXCLUDED.failed_count, reserved = EXCLUDED.reserved, cost = EXCLUDED.cost, settled_at = EXCLUDED.settled_at,
-                updated_at = EXCLUDED.updated_at, provider_ids = EXCLUDED.provider_ids, carriers = EXCLUDED.carriers
+                updated_at = EXCLUDED.updated_at, provider_ids = EXCLUDED.provider_ids, carriers = EXCLUDED.carriers,
+                final_failures = EXCLUDED.final_failures
             WHERE m.settled_at IS NULL
           RETURNING m.id, m.campaign_id, m.channel, m.test, m.success_count, m.failed_count, m.settled_at),
         -- The completion time is selected here, as Citus calls no function that is not immutable

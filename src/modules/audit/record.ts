@@ -39,6 +39,7 @@ export const AUDIT_ACTIONS = [
   'contact.subscriptions_changed',
   'contact.bulk_unsubscribed',
   'contact.bulk_resubscribed',
+  'campaign.resent',
   'provider.created',
   'provider.updated',
   'provider.deleted',

@@ -1,11 +1,11 @@
-import { HttpError } from '../../lib/errors.js';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
+import { HttpError } from '../../lib/errors.js';
 import { jsonRows, run } from '../../db/statements.js';
 import { unitCost } from '../../delivery/cost.js';
-import { logTextOf, PersonalLogText, tally, type LogText } from '../../delivery/tally.js';
+import { INSUFFICIENT_CREDITS, logTextOf, PersonalLogText, tally, type LogText } from '../../delivery/tally.js';
 import * as credits from '../../delivery/credits.js';
 import { round2 } from '../../delivery/credits.js';
 import { handOverLease, wake, type SettledLogColumns } from '../../delivery/outbox.js';
@@ -68,7 +68,7 @@ interface Prepared {
 /** A personalised batch's log when none of its recipients rendered. */
 const NOTHING_SHOWN: LogText = { preview: '', length: 0, unit: 0 };
 
-const INSUFFICIENT = 'Insufficient credits';
+const INSUFFICIENT = INSUFFICIENT_CREDITS;
 const INTERRUPTED = 'Delivery interrupted';
 
 
@@ -258,7 +258,8 @@ async function holdWhatRendersCost(db: Db, ref: CampaignChannel, prepared: Prepa
 
 const keyOf = (ref: CampaignChannel) => ({ orgId: ref.orgId, campaignId: ref.campaignId, channel: ref.channel });
 
-const failure = (recipient: string, error: string): DeliveryResult => ({ recipient, ok: false, error, network: 'herald' });
+/** A recipient no provider was asked about because none can send (credentials missing): worth another try once they are set. */
+const failure = (recipient: string, error: string): DeliveryResult => ({ recipient, ok: false, error, providerFault: true, network: 'herald' });
 
 /**
  * Claims the channel's next claimable batches (at most `limit`) and reserves what they cost beyond what they already hold.
@@ -328,7 +329,7 @@ async function settle(db: Db, ref: CampaignChannel, senderUserId: string | null,
   const logs = new Map<string, SettledLogColumns>();
   const batches = prepared.map(({ batch, failures, costs, log }) => {
     const size = batch.addresses.length;
-    const { sent, cost, network, providerIds, carriers, errors } = tally(size, (i) => failures[i], (i) => costs[i]!, results, next);
+    const { sent, cost, network, providerIds, carriers, finals, errors } = tally(size, (i) => failures[i], (i) => costs[i]!, results, next);
     // The log as it is stored, for the message events this process posts itself (`wake`).
     const stored = errors === null ? batch.addresses : settledRecipients(outcomesOf(batch.addresses, errors));
     logs.set(batch.logId, { settled_recipients: stored, settled_provider_ids: providerIds });
@@ -343,6 +344,7 @@ async function settle(db: Db, ref: CampaignChannel, senderUserId: string | null,
       network,
       provider_ids: providerIds,
       carriers,
+      final_failures: finals,
       preview: log.preview,
       length: log.length,
       unit_cost: log.unit,

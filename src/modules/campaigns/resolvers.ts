@@ -2,6 +2,7 @@ import type { CampaignTriggerEvent, Resolvers } from '../../graphql/generated/re
 import { compact, connection, pageArgs } from '../../graphql/glue.js';
 import * as messageLogs from '../message-logs/service.js';
 import type { CampaignDto } from './dto.js';
+import * as resend from './resend.js';
 import * as dryRun from './dry-run.js';
 import * as progress from './progress.js';
 import { NOT_SENDING, type Sending } from './sending.js';
@@ -36,6 +37,7 @@ export const resolvers: Resolvers = {
     campaign: (_, { id }, ctx) => campaigns.get(ctx, undefined, { id }),
     campaignPreview: (_, { id, contactId }, ctx) => dryRun.preview(ctx, compact({ contactId }), { id }),
     campaignEstimate: (_, { id }, ctx) => dryRun.estimate(ctx, undefined, { id }),
+    campaignResendEstimate: (_, { id }, ctx) => resend.estimate(ctx, undefined, { id }),
   },
   Mutation: {
     createCampaign: (_, { input }, ctx) =>
@@ -45,6 +47,7 @@ export const resolvers: Resolvers = {
     launchCampaign: (_, { id }, ctx) => campaigns.launch(ctx, undefined, { id }),
     cancelCampaign: (_, { id }, ctx) => campaigns.cancel(ctx, undefined, { id }),
     testCampaign: (_, { id, to }, ctx) => dryRun.test(ctx, { to }, { id }),
+    resendFailedCampaign: (_, { id }, ctx) => resend.resend(ctx, undefined, { id }),
   },
   Subscription: {
     campaignProgress: {

@@ -126,8 +126,11 @@ function checkMessages(chans: Channel[], messages: MessagesInput) {
 }
 
 /**
- * The sums of a recurring or automated campaign's runs, as a column (`run_totals`, JSON): its
- * analytics. Its runs are read through their own index, filtered by the organization itself.
+ * The sums of a campaign's runs, as a column (`run_totals`, JSON), added to its own counters in its
+ * analytics. A recurring or automated campaign's runs are its sends. A one-off campaign's runs are
+ * resends to its failed recipients (`resend.ts`): each recipient is counted once, so what a resend
+ * sent moves from `failed` to `sent`, and one that fails again stays counted as failed. Its runs are
+ * read through their own index, filtered by the organization itself.
  */
 const runTotals = (db: Knex | Knex.Transaction, orgId: string) =>
   db.raw(
@@ -135,8 +138,12 @@ const runTotals = (db: Knex | Knex.Transaction, orgId: string) =>
        SELECT json_build_object('sent', coalesce(sum(r.sent), 0), 'delivered', coalesce(sum(r.delivered), 0), 'failed', coalesce(sum(r.failed), 0),
                                 'opened', coalesce(sum(r.opened), 0), 'clicked', coalesce(sum(r.clicked), 0), 'suppressed', coalesce(sum(r.suppressed), 0),
                                 'total', coalesce(sum(r.total_recipients), 0))
-       FROM campaigns r WHERE r.organization_id = ? AND r.parent_id = campaigns.id) END AS run_totals`,
-    [orgId],
+       FROM campaigns r WHERE r.organization_id = ? AND r.parent_id = campaigns.id)
+     WHEN campaigns.type = 'broadcast' AND campaigns.status = 'completed' THEN (
+       SELECT json_build_object('sent', sum(r.sent), 'delivered', sum(r.delivered), 'failed', -sum(r.sent),
+                                'opened', sum(r.opened), 'clicked', sum(r.clicked), 'suppressed', 0, 'total', 0)
+       FROM campaigns r WHERE r.organization_id = ? AND r.parent_id = campaigns.id HAVING count(*) > 0) END AS run_totals`,
+    [orgId, orgId],
   );
 
 /** A campaign (never a run: those are reached through their campaign) with its runs' sums. */
