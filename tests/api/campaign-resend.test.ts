@@ -76,6 +76,7 @@ test('only the failures worth another try are estimated, resent as a run, charge
   const campaign = (await api.get(`/campaigns/${id}`, { token: org.token })).body;
   expect(campaign.analytics).toMatchObject({ sent: 3, failed: 2 });
   expect((await api.get('/campaigns', { token: org.token })).body.find((c: { _id: string }) => c._id === id).analytics).toMatchObject({ sent: 3, failed: 2 });
+  expect((await api.get(`/campaigns/${id}/progress`, { token: org.token })).body).toMatchObject({ total: 5, sent: 3, failed: 2, pending: 0, canceled: 0 });
   const runs = (await api.get(`/campaigns/${id}/runs`, { token: org.token })).body;
   expect(runs).toEqual([expect.objectContaining({ _id: resent.body.runs[0]._id, recipients: 2 })]);
   const logs = (await api.get(`/message-logs?campaignId=${resent.body.runs[0]._id}`, { token: org.token })).body;
@@ -111,8 +112,12 @@ test('a second resend reaches those the first could not; credits short is 402 wi
   await herald.db('organization_credits').where({ organization_id: org.orgId }).update({ credits: 10 });
   const gql = await api.post('/graphql', { query: 'query($id: ID!) { campaignResendEstimate(id: $id) { recipients cost } }', variables: { id } }, { token: org.token });
   expect(gql.body.data.campaignResendEstimate).toEqual({ recipients: 1, cost: 1 });
-  const second = await api.post('/graphql', { query: 'mutation($id: ID!) { resendFailedCampaign(id: $id) { runs { status recipients analytics { sent } } } }', variables: { id } }, { token: org.token });
-  expect(second.body.data.resendFailedCampaign.runs).toEqual([{ status: 'completed', recipients: 1, analytics: { sent: 1 } }]);
+  const second = await api.post(
+    '/graphql',
+    { query: 'mutation($id: ID!) { resendFailedCampaign(id: $id) { runs { status recipients analytics { sent } } campaign { analytics { sent failed } } } }', variables: { id } },
+    { token: org.token },
+  );
+  expect(second.body.data.resendFailedCampaign).toEqual({ runs: [{ status: 'completed', recipients: 1, analytics: { sent: 1 } }], campaign: { analytics: { sent: 2, failed: 0 } } });
   expect((await api.get(`/campaigns/${id}`, { token: org.token })).body.analytics).toMatchObject({ sent: 2, failed: 0 });
 
   const draft = (await api.post('/campaigns', { name: 'Draft', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'x' } }, recipients: { manual: [a] } }, { token: org.token })).body;

@@ -47,7 +47,7 @@ export const resolvers: Resolvers = {
     launchCampaign: (_, { id }, ctx) => campaigns.launch(ctx, undefined, { id }),
     cancelCampaign: (_, { id }, ctx) => campaigns.cancel(ctx, undefined, { id }),
     testCampaign: (_, { id, to }, ctx) => dryRun.test(ctx, { to }, { id }),
-    resendFailedCampaign: (_, { id }, ctx) => resend.resend(ctx, undefined, { id }),
+    resendFailedCampaign: async (_, { id }, ctx) => ({ ...(await resend.resend(ctx, undefined, { id })), campaign: await campaigns.get(ctx, undefined, { id }) }),
   },
   Subscription: {
     campaignProgress: {

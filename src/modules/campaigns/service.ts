@@ -466,19 +466,33 @@ export const progressOf = operation({
   access: READ,
   async run(ctx, _input: undefined, { id }: { id: string }) {
     const row = await load(ctx, id);
-    return { ...(await progress(ctx, id)), ...(await sendingOf(ctx.db, row)) };
+    return { ...(await progress(ctx, id, row.type === 'broadcast')), ...(await sendingOf(ctx.db, row)) };
   },
 });
 
-async function progress(ctx: AuthedContext, campaignId: string) {
-  // A recurring or automated campaign's recipients are its runs'.
+type Progress = { total: number; sent: number; failed: number; pending: number; canceled: number };
+
+/**
+ * Recipients by state. A recurring or automated campaign's recipients are its runs'. A one-off
+ * campaign's runs resend to recipients it counts as failed: each is counted once, as the resend
+ * leaves it (sent, or pending while it is being resent; failed again, or not resent, it stays failed).
+ */
+async function progress(ctx: AuthedContext, campaignId: string, resends: boolean): Promise<Progress> {
+  if (resends) {
+    const [own, runs] = await Promise.all([batchCounts(ctx, campaignId, false), batchCounts(ctx, campaignId, true)]);
+    return { total: own.total, sent: own.sent + runs.sent, failed: own.failed - runs.sent - runs.pending, pending: own.pending + runs.pending, canceled: own.canceled };
+  }
+  return batchCounts(ctx, campaignId, null);
+}
+
+/** The batches' counts of the campaign alone (`runs` false), of its runs alone (true), or of both (null). */
+async function batchCounts(ctx: AuthedContext, campaignId: string, runs: boolean | null): Promise<Progress> {
+  const own = runs === true ? '' : 'SELECT ?::uuid';
+  const children = runs === false ? '' : 'SELECT c.id FROM campaigns c WHERE c.organization_id = ? AND c.parent_id = ?::uuid';
+  const bindings = [...(own ? [campaignId] : []), ...(children ? [ctx.caller.orgId, campaignId] : [])];
   const row = await tenant(ctx.db, ctx.caller.orgId)
     .scoped('campaign_batches')
-    .whereRaw(
-      `campaign_batches.campaign_id = ANY(ARRAY(SELECT ?::uuid UNION ALL
-         SELECT c.id FROM campaigns c WHERE c.organization_id = ? AND c.parent_id = ?::uuid))`,
-      [campaignId, ctx.caller.orgId, campaignId],
-    )
+    .whereRaw(`campaign_batches.campaign_id = ANY(ARRAY(${[own, children].filter(Boolean).join(' UNION ALL ')}))`, bindings)
     .first(
       ctx.db.raw('coalesce(sum(recipient_count), 0)::int AS total'),
       ctx.db.raw('coalesce(sum(sent), 0)::int AS sent'),
@@ -486,5 +500,5 @@ async function progress(ctx: AuthedContext, campaignId: string) {
       ctx.db.raw(`coalesce(sum(recipient_count) FILTER (WHERE status IN ('pending', 'sending')), 0)::int AS pending`),
       ctx.db.raw(`coalesce(sum(recipient_count) FILTER (WHERE status = 'canceled'), 0)::int AS canceled`),
     );
-  return row as { total: number; sent: number; failed: number; pending: number; canceled: number };
+  return row as Progress;
 }

@@ -35,13 +35,44 @@ const ScheduleCampaignDocument = graphql(`
   }
 `);
 
-type Dialog = 'launch' | 'schedule' | 'cancel' | null;
+const ResendEstimateDocument = graphql(`
+  query CampaignPageResendEstimate($id: ID!) {
+    campaignResendEstimate(id: $id) {
+      channels {
+        channel
+        recipients
+      }
+      recipients
+      suppressed
+      cost
+      balance
+    }
+  }
+`);
+
+const ResendFailedDocument = graphql(`
+  mutation CampaignPageResendFailed($id: ID!) {
+    resendFailedCampaign(id: $id) {
+      runs {
+        _id
+        status
+        recipients
+      }
+      campaign {
+        ...CampaignFields
+      }
+    }
+  }
+`);
+
+type Dialog = 'launch' | 'schedule' | 'cancel' | 'resend' | null;
 
 const isFuture = (iso: string | null | undefined) => !!iso && new Date(iso).getTime() > Date.now();
 
 /**
  * An admin's actions on a campaign, by status: a draft is edited, scheduled or launched; a scheduled
- * one edited or canceled; an active one canceled. Each asks first, in a dialog.
+ * one edited or canceled; an active one canceled; a completed one-off campaign with failed
+ * recipients resent to them. Each asks first, in a dialog.
  */
 export function CampaignActions({ campaign }: { campaign: CampaignFieldsFragment }) {
   const [dialog, setDialog] = useState<Dialog>(null);
@@ -70,6 +101,12 @@ export function CampaignActions({ campaign }: { campaign: CampaignFieldsFragment
           Cancel campaign
         </Button>
       )}
+      {status === 'completed' && campaign.type === 'broadcast' && campaign.analytics.failed > 0 && (
+        <Button variant="default" onClick={() => setDialog('resend')}>
+          Resend to failed
+        </Button>
+      )}
+      {dialog === 'resend' && <ResendDialog campaign={campaign} onClose={close} />}
       {dialog === 'launch' && <LaunchDialog campaign={campaign} onClose={close} />}
       {dialog === 'schedule' && <ScheduleDialog campaign={campaign} onClose={close} />}
       {dialog === 'cancel' && <CancelDialog campaign={campaign} onClose={close} />}
@@ -192,6 +229,47 @@ function CancelDialog({ campaign, onClose }: { campaign: CampaignFieldsFragment;
           </Button>
           <Button color="red" onClick={submit} loading={state.fetching}>
             Cancel campaign now
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
+  );
+}
+
+/**
+ * Resend to the failed: whom it would reach (the failures worth another try, less those who
+ * unsubscribed since) and what it costs, then sent now as runs of the campaign.
+ */
+function ResendDialog({ campaign, onClose }: { campaign: CampaignFieldsFragment; onClose: () => void }) {
+  const [{ data, error: estimateError }] = useQuery({ query: ResendEstimateDocument, variables: { id: campaign._id }, requestPolicy: 'network-only' });
+  const [state, resend] = useMutation(ResendFailedDocument);
+  const client = useClient();
+  const estimate = data?.campaignResendEstimate;
+  const submit = async () => {
+    const result = await resend({ id: campaign._id });
+    if (result.error) return;
+    void client.query(MeQuery, {}, { requestPolicy: 'network-only' }).toPromise();
+    onClose();
+  };
+  return (
+    <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title={`Resend ${campaign.name} to its failed recipients?`}>
+      <Stack>
+        <ErrorAlert error={state.error} title="The campaign was not resent" />
+        <ErrorAlert error={estimateError} title="The estimate failed" />
+        {!estimate && !estimateError && <Loader size="sm" role="status" aria-label="Loading" />}
+        {estimate && (
+          <Text>
+            {estimate.recipients === 0
+              ? 'No recipient failed for a reason worth another try: invalid numbers and addresses, and final answers from the provider, are not resent.'
+              : `${estimate.recipients} recipients (${estimate.channels.map((c) => `${c.recipients} by ${c.channel === 'sms' ? 'SMS' : c.channel === 'whatsapp' ? 'WhatsApp' : 'email'}`).join(', ')}) get the campaign again, costing ${estimate.cost} credits of your ${estimate.balance}. Invalid addresses, final answers from the provider and contacts who unsubscribed since${estimate.suppressed ? ` (${estimate.suppressed})` : ''} are left out.`}
+          </Text>
+        )}
+        <Group justify="flex-end">
+          <Button variant="default" onClick={onClose}>
+            Keep as it is
+          </Button>
+          <Button onClick={submit} loading={state.fetching} disabled={!estimate || estimate.recipients === 0} data-autofocus>
+            Resend now
           </Button>
         </Group>
       </Stack>
