@@ -11,7 +11,7 @@ let b: Org;
 const ids: Record<string, string> = {};
 const secrets: string[] = [];
 
-const TENANT_TABLES = ['users', 'api_keys', 'contacts', 'groups', 'contact_groups', 'campaigns', 'campaign_batches', 'message_logs', 'sandbox_sends', 'organization_credits', 'message_templates'];
+const TENANT_TABLES = ['users', 'api_keys', 'contacts', 'groups', 'contact_groups', 'campaigns', 'campaign_batches', 'message_logs', 'sandbox_sends', 'organization_credits', 'message_templates', 'providers'];
 const ORDER: Record<string, string[]> = { contact_groups: ['contact_id'], campaign_batches: ['channel', 'batch_no'], organization_credits: ['organization_id'] };
 
 async function snapshot(orgId: string) {
@@ -38,6 +38,8 @@ beforeAll(async () => {
   ids.draft = (await api.post('/campaigns', { name: 'Alpha Draft', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'Alpha draft' } } }, { token: a.token })).body._id;
   await api.post(`/campaigns/${ids.campaign}/launch`, undefined, { token: a.token });
   ids.log = (await api.get('/message-logs', { token: a.token })).body[0]._id;
+  ids.provider = (await api.post('/providers', { type: 'africastalking', name: 'Alpha AT', settings: { username: 'alpha-app' }, secrets: { apiKey: 'alpha-at-key' } }, { token: a.token })).body._id;
+  secrets.push('alpha-at-key', 'alpha-app');
   secrets.push(...Object.values(ids), a.orgId, a.email, member.email, 'Alpha', 'alpha.customer', '+254712345678');
 });
 afterAll(() => herald.stop());
@@ -74,6 +76,13 @@ test('every id-taking operation of both doors, with every credential of another 
     ['PUT', `/campaigns/${ids.draft}`, { name: 'Owned' }],
     ['POST', `/campaigns/${ids.draft}/launch`],
     ['POST', `/campaigns/${ids.campaign}/cancel`],
+    ['GET', `/campaigns/${ids.campaign}/resend-failed`],
+    ['POST', `/campaigns/${ids.campaign}/resend-failed`],
+    ['GET', `/providers/${ids.provider}`],
+    ['PUT', `/providers/${ids.provider}`, { name: 'Owned', enabled: false }],
+    ['DELETE', `/providers/${ids.provider}`],
+    ['POST', `/providers/${ids.provider}/test`, { to: '0712345678' }],
+    ['PUT', '/providers/order', { channel: 'sms', ids: [ids.provider] }],
     ['GET', `/message-logs/${ids.log}`],
     ['GET', `/templates/${ids.template}`],
     ['PUT', `/templates/${ids.template}`, { name: 'Owned' }],
@@ -84,7 +93,7 @@ test('every id-taking operation of both doors, with every credential of another 
     ['POST', '/campaigns', { name: 'Steal', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'x' } }, recipients: { contacts: [ids.contact] } }],
     ['POST', '/campaigns', { name: 'Steal', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'x' } }, recipients: { groups: [ids.group] } }],
   ];
-  const lists = [`/contacts?group=${ids.group}`, `/message-logs?campaignId=${ids.campaign}`, '/contacts', '/groups', '/campaigns', '/message-logs', '/sandbox/outbox', '/templates'];
+  const lists = ['/providers', `/contacts?group=${ids.group}`, `/message-logs?campaignId=${ids.campaign}`, '/contacts', '/groups', '/campaigns', '/message-logs', '/sandbox/outbox', '/templates'];
   lists.push('/contacts?unsubscribed=email');
   const gql: [string, Record<string, unknown>?][] = [
     [`{ user(id: "${ids.user}") { _id email } }`],
@@ -104,6 +113,12 @@ test('every id-taking operation of both doors, with every credential of another 
     [`mutation { updateCampaign(id: "${ids.draft}", input: { name: "Owned" }) { _id } }`],
     [`mutation { launchCampaign(id: "${ids.draft}") { status } }`],
     [`mutation { cancelCampaign(id: "${ids.campaign}") { status } }`],
+    [`{ campaignResendEstimate(id: "${ids.campaign}") { recipients } }`],
+    [`mutation { resendFailedCampaign(id: "${ids.campaign}") { runs { _id } } }`],
+    [`{ provider(id: "${ids.provider}") { _id name settings } }`],
+    [`mutation { updateProvider(id: "${ids.provider}", input: { name: "Owned" }) { _id } }`],
+    [`mutation { deleteProvider(id: "${ids.provider}") { message } }`],
+    [`mutation { testProvider(id: "${ids.provider}", to: "0712345678") { ok } }`],
     [`{ messageLog(id: "${ids.log}") { _id recipients { recipient } } }`],
     [`{ template(id: "${ids.template}") { _id name content } }`],
     [`mutation { updateTemplate(id: "${ids.template}", input: { name: "Owned" }) { _id } }`],
