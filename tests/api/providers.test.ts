@@ -186,6 +186,10 @@ describe('the resource', () => {
     expect(listed.data.providerTypes.map((t: { type: string }) => t.type)).toEqual(['sms-gateway', 'africastalking', 'twilio', 'smpp', 'smtp', 'whatsapp-cloud']);
     expect(listed.data.providerTypes.find((t: { type: string }) => t.type === 'smpp').fields).toContainEqual({ name: 'password', secret: true, required: true });
 
+    // Removing the first closes the gap.
+    expect((await api.delete(`/providers/${second._id}`, { token: org.token })).status).toBe(200);
+    expect((await api.get('/providers', { token: org.token })).body.map((p: any) => [p.type, p.position])).toEqual([['africastalking', 1]]);
+
     const created = await gql('mutation($i: CreateProviderInput!) { createProvider(input: $i) { type position } }', { i: { type: 'africastalking', settings: { username: 'x' } } });
     expect(created.errors[0].extensions).toMatchObject({ code: 'BAD_REQUEST', statusCode: 400 });
     expect(created.errors[0].message).toBe('secrets.apiKey is required for africastalking');

@@ -53,6 +53,7 @@ export const routes: RouteObject[] = [
               { path: 'team', ...page(() => import('./pages/settings/TeamPage')) },
               { path: 'api-keys', ...page(() => import('./pages/settings/ApiKeysPage')) },
               { path: 'channels', ...page(() => import('./pages/settings/ChannelsPage')) },
+              { path: 'providers', ...page(() => import('./pages/settings/ProvidersPage')) },
               { path: 'webhooks', ...page(() => import('./pages/settings/WebhooksPage')) },
               { path: 'tracking', ...page(() => import('./pages/settings/TrackingPage')) },
               { path: 'audit-log', ...page(() => import('./pages/settings/AuditLogPage')) },

@@ -271,8 +271,10 @@ export const remove = operation({
   async run(ctx, _input: undefined, { id }: { id: string }) {
     await ctx.db.transaction(async (trx) => {
       const t = tenant(trx, ctx.caller.orgId);
-      const row = await t.owned<ProviderRow>(TABLE, id, ['id', 'type', 'name', 'channel'], { forUpdate: true });
+      const row = await t.owned<ProviderRow>(TABLE, id, ['id', 'type', 'name', 'channel', 'position'], { forUpdate: true });
       await t.scoped(TABLE).where(`${TABLE}.id`, id).delete();
+      // The channel's order closes the gap.
+      await t.scoped(TABLE).where('channel', row.channel).where('position', '>', row.position).decrement('position', 1);
       await trx('send_pace').where({ organization_id: ctx.caller.orgId, channel: `${row.channel}:${id}` }).delete();
       await record(trx, ctx, { action: 'provider.deleted', resourceType: 'provider', resourceId: id, details: { type: row.type, name: row.name } });
     });

@@ -47,6 +47,12 @@ export function createHeraldClient(token: string | null): { client: Client; disp
           RecoveryCodes: () => null,
           LoginPayload: () => null,
           AuthPayload: () => null,
+          ProviderHealth: () => null,
+          ProviderTypeField: () => null,
+          ProviderTestResult: () => null,
+          CampaignResend: () => null,
+          // A provider type is known by its name.
+          ProviderType: (t) => (t as { type?: string }).type ?? null,
         },
         // Every mutation may change what the lists hold: one rule for all of them.
         updates: { Mutation: new Proxy({}, { get: () => (_result: unknown, _args: unknown, cache: Cache) => invalidateLists(cache) }) },

@@ -34,6 +34,17 @@ export const AUDIT_ACTION_GROUPS: { label: string; prefix: string; actions: Reco
     actions: { 'credentials.updated': 'Credentials changed' },
   },
   {
+    label: 'Providers',
+    prefix: 'provider.',
+    actions: {
+      'provider.created': 'Provider added',
+      'provider.updated': 'Provider changed',
+      'provider.deleted': 'Provider deleted',
+      'provider.reordered': 'Providers reordered',
+      'provider.tested': 'Provider test message sent',
+    },
+  },
+  {
     label: 'Webhooks',
     prefix: 'webhook.',
     actions: {
@@ -89,6 +100,7 @@ const RESOURCE_LABELS: Record<string, string> = {
   api_key: 'API key',
   organization: 'Organization',
   webhook: 'Webhook endpoint',
+  provider: 'Provider',
   campaign: 'Campaign',
   contact_import: 'Contact import',
   contact: 'Contact',
