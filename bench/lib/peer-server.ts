@@ -1,16 +1,21 @@
 // Runs one of the test fakes (tests/fakes) in a process of its own, so that neither Herald nor the
 // baseline loop shares an event loop with the provider it sends to. `PEER=smtp` starts the SMTP sink,
-// `PEER=sms` the SMS gateway fake; a small control server on PORT answers:
+// `PEER=sms` the SMS gateway fake, `PEER=smpp` the fake SMSC (tests/fakes/smpp-server.ts, binding
+// system id `herald`, password `secret1`); a small control server on PORT answers:
 //   GET /health   -> ok
-//   GET /info     -> { smtpPort } or { url }: where to send
-//   GET /stats    -> { messages, connections } (smtp) or { calls, messages } (sms), since the last reset
+//   GET /info     -> { smtpPort }, { url } or { host, port, systemId, password }: where to send
+//   GET /stats    -> { messages, connections } (smtp), { calls, messages } (sms) or
+//                    { messages, destinations, texts, received, binds, sessions, maxOutstanding } (smpp),
+//                    since the last reset
 //   POST /reset   -> forgets what was received
+// For `PEER=sms` and `PEER=smpp` also:
+//   LATENCY_MS=50                  every gateway call (submit_sm) answers after that many ms (default: at once)
 // For `PEER=sms` also:
-//   LATENCY_MS=50                  every gateway call answers after that many ms (default: at once)
 //   GET /stats?partnerID=<id>      the same counts for that gateway account's messages only
 //   GET /arrivals?partnerID=<id>   [[at, messages], ...]: each call's arrival (ms since the epoch)
 //                                  and how many of the account's messages it carried
 import { createServer } from 'node:http';
+import { startSmppServer } from '../../tests/fakes/smpp-server.js';
 import { startSmsGatewayFake, type SmsCall } from '../../tests/fakes/sms-gateway-fake.js';
 import { startSmtpSink } from '../../tests/fakes/smtp-sink.js';
 
@@ -47,8 +52,29 @@ if (peer === 'smtp') {
   extra = (path, query) => (path === '/arrivals' ? callsOf(query.get('partnerID')).map((c) => [c.call.at, c.messages.length]) : null);
   // The accepted messages go too: a long bench would otherwise keep every one of them.
   reset = () => void ((gateway.calls.length = 0), (gateway.answered.length = 0));
+} else if (peer === 'smpp') {
+  const credentials = { systemId: 'herald', password: 'secret1' };
+  const smsc = await startSmppServer(credentials);
+  const latency = Number(process.env.LATENCY_MS ?? 0);
+  info = { host: smsc.host, port: smsc.port, ...credentials };
+  stats = () => {
+    const submits = smsc.submits();
+    return {
+      messages: submits.length,
+      destinations: new Set(submits.map((s) => s.destination)).size,
+      texts: [...new Set(submits.map((s) => `${s.dataCoding}:${s.text}`))],
+      received: smsc.received(),
+      binds: smsc.binds().filter((b) => b.status === 0).length,
+      sessions: smsc.sessions(),
+      // The most submit_sm a session had unanswered at once: at most 1 when they are answered at once.
+      maxOutstanding: smsc.maxOutstandingSeen(),
+    };
+  };
+  // The fake's reset forgets its delay too: it is set again.
+  reset = () => void (smsc.reset(), smsc.delay(latency));
+  reset();
 } else {
-  throw new Error('PEER must be smtp or sms');
+  throw new Error('PEER must be smtp, sms or smpp');
 }
 
 createServer((req, res) => {

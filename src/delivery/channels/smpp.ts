@@ -64,6 +64,8 @@ interface Split {
   dataCoding: 0 | 8;
   /** One text per SMS, each cut on a character (an extension character or a surrogate pair stays whole). */
   parts: string[];
+  /** The parts encoded, once for every recipient of the text. */
+  encoded?: Buffer[];
 }
 
 /** 160 septets or 70 UCS-2 units alone; 153 or 67 per segment once a 6-octet UDH takes its room. */
@@ -103,15 +105,17 @@ export function smsSegments(text: string): { encoding: 'GSM7' | 'UCS2'; segments
  * encoded here (GSM unpacked, UCS-2 big-endian); the library adds the UDH and sets the UDHI bit.
  */
 function segmentPdus(split: Split, common: Record<string, unknown>, reference: () => number): Record<string, unknown>[] {
-  const encode = (text: string) => (split.dataCoding === 0 ? smpp.encodings.ASCII : smpp.encodings.UCS2).encode(text);
+  const encoding = split.dataCoding === 0 ? smpp.encodings.ASCII : smpp.encodings.UCS2;
+  // The library only reads these buffers: one encoding serves every recipient of the text.
+  const encoded = (split.encoded ??= split.parts.map((text) => encoding.encode(text)));
   const base = { ...common, data_coding: split.dataCoding };
-  if (split.parts.length === 1) return [{ ...base, short_message: encode(split.parts[0]!) }];
+  if (encoded.length === 1) return [{ ...base, short_message: encoded[0]! }];
   const ref = reference();
-  const total = split.parts.length;
-  return split.parts.map((text, i) => ({
+  const total = encoded.length;
+  return encoded.map((message, i) => ({
     ...base,
     // Concatenation with an 8-bit reference: IEI 0, length 3, reference, total, this one's number.
-    short_message: { udh: Buffer.from([5, 0, 3, ref, total, i + 1]), message: encode(text) },
+    short_message: { udh: Buffer.from([5, 0, 3, ref, total, i + 1]), message },
   }));
 }
 
@@ -281,7 +285,14 @@ class SmppSession {
   private link?: smpp.Session;
   private readonly transactional = new Fifo<Submission>();
   private readonly bulk = new Fifo<Submission>();
-  private readonly inFlight = new Map<number, { submission: Submission; timer: NodeJS.Timeout }>();
+  /** By sequence number, in the order written: their deadlines come in the same order. */
+  private readonly inFlight = new Map<number, { submission: Submission; deadline: number }>();
+  /** Fires at the oldest unanswered submit_sm's deadline (one timer for the window, not one each). */
+  private deadlineTimer?: NodeJS.Timeout;
+  /** Writes of this turn of the event loop go out together (the socket is corked until the next tick). */
+  private corked = false;
+  /** A pump is due once this turn's answers are read. */
+  private pumpSoon = false;
   /** The last bind attempt's failure, until a bind succeeds: sends meanwhile fail at once with it. */
   private failure?: string;
   private retryAt = 0;
@@ -369,14 +380,43 @@ class SmppSession {
       this.stopWaiting(submission);
       const link = this.link!;
       const pdu = new smpp.PDU('submit_sm', submission.pdu);
+      this.cork(link);
       if (!link.send(pdu)) {
         this.settle(submission, failure('connection lost before submit_sm', true));
         this.lost(link, 'socket closed');
         return;
       }
       this.outstanding++;
-      const timer = setTimeout(() => this.answered(pdu.sequence_number, failure(`no submit_sm_resp within ${this.timing.timeoutMs} ms`, true)), this.timing.timeoutMs);
-      this.inFlight.set(pdu.sequence_number, { submission, timer });
+      this.inFlight.set(pdu.sequence_number, { submission, deadline: Date.now() + this.timing.timeoutMs });
+      this.deadlineTimer ??= setTimeout(() => this.expire(), this.timing.timeoutMs);
+    }
+  }
+
+  /**
+   * Holds the socket's writes until the next tick: the submit_sm written as a burst of answers
+   * frees the window (or as a send queues its recipients) leave in one segment, not one each.
+   */
+  private cork(link: smpp.Session) {
+    if (this.corked) return;
+    this.corked = true;
+    link.socket.cork();
+    process.nextTick(() => {
+      this.corked = false;
+      link.socket.uncork();
+    });
+  }
+
+  /** The submit_sm past their deadline fail (retryable); the timer is set again for the next oldest. */
+  private expire() {
+    this.deadlineTimer = undefined;
+    const now = Date.now();
+    for (const [sequence, entry] of this.inFlight) {
+      if (entry.deadline > now) {
+        clearTimeout(this.deadlineTimer);
+        this.deadlineTimer = setTimeout(() => this.expire(), entry.deadline - now);
+        return;
+      }
+      this.answered(sequence, failure(`no submit_sm_resp within ${this.timing.timeoutMs} ms`, true));
     }
   }
 
@@ -384,11 +424,22 @@ class SmppSession {
     const entry = this.inFlight.get(sequence);
     if (!entry) return;
     this.inFlight.delete(sequence);
-    clearTimeout(entry.timer);
+    if (this.inFlight.size === 0) {
+      clearTimeout(this.deadlineTimer);
+      this.deadlineTimer = undefined;
+    }
     this.outstanding--;
     this.settle(entry.submission, outcome);
     if (this.inFlight.size === 0) this.whenIdle?.();
-    this.pump();
+    // The window's freed places are filled once the answers read in this turn are all in: their
+    // submit_sm then leave in one write, not one each.
+    if (!this.pumpSoon) {
+      this.pumpSoon = true;
+      setImmediate(() => {
+        this.pumpSoon = false;
+        this.pump();
+      });
+    }
   }
 
   private connect() {
