@@ -35,6 +35,7 @@ export const LAYOUT = {
     'providers',
     'recipient_receipts',
     'sandbox_sends',
+    'suppressions',
     'webhook_attempts',
     'webhook_deliveries',
     'webhook_endpoints',

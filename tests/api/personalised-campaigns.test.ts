@@ -303,7 +303,7 @@ describe('preview and estimate, both doors', () => {
     const gql = await api.gql(
       `query($id: ID!, $contactId: ID) {
          campaignPreview(id: $id, contactId: $contactId) { contactId messages { channel recipient text segments cost error } }
-         campaignEstimate(id: $id) { recipients suppressed cost balance channels { channel recipients unitCost cost suppressed { unsubscribed } } }
+         campaignEstimate(id: $id) { recipients suppressed cost balance channels { channel recipients unitCost cost suppressed { unsubscribed listed } } }
        }`,
       { id, contactId: rose._id },
       { token: org.token },
@@ -315,7 +315,7 @@ describe('preview and estimate, both doors', () => {
       suppressed: 0,
       cost: herald.deps.config.costs.smsSegment,
       balance: await credits(org),
-      channels: [{ channel: 'sms', recipients: 1, unitCost: herald.deps.config.costs.smsSegment, cost: herald.deps.config.costs.smsSegment, suppressed: { unsubscribed: 0 } }],
+      channels: [{ channel: 'sms', recipients: 1, unitCost: herald.deps.config.costs.smsSegment, cost: herald.deps.config.costs.smsSegment, suppressed: { unsubscribed: 0, listed: 0 } }],
     });
     const restEstimate = await api.get(`/campaigns/${id}/estimate`, { token: org.token });
     expect(restEstimate.body).toEqual(gql.body.data.campaignEstimate);

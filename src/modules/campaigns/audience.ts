@@ -29,7 +29,7 @@ const ADDRESS: Record<Channel, { expr: (alias: string) => string; present: (alia
 export interface Audience {
   /** Recipients per channel. */
   counts: Partial<Record<Channel, number>>;
-  /** Addresses left out per channel because a contact with them unsubscribed from it. */
+  /** Addresses left out per channel: a contact with them unsubscribed from it, or they are on the suppression list. */
   suppressed: Partial<Record<Channel, number>>;
   /** What the batches cost at the channels' unit costs (each batch's cost rounded to the cent). */
   cost: number;
@@ -70,15 +70,18 @@ export function audienceAddresses(campaign: CampaignRow, channel: Channel): Sql 
   const orgId = campaign.organization_id;
   const { expr, present, left } = ADDRESS[channel];
   const inChosen = chosen(campaign, 'c');
-  const notLeft = (address: string) => `NOT EXISTS (SELECT 1 FROM contacts u WHERE u.organization_id = ? AND ${expr('u')} = ${address} AND ${escapeExists(left('u'))})`;
-  const bindings: Knex.Value[] = [orgId, ...inChosen.bindings, orgId];
+  // Left the channel, or (email) on the organization's suppression list.
+  const listed = (address: string) => (channel === 'email' ? ` AND NOT EXISTS (SELECT 1 FROM suppressions s WHERE s.organization_id = ? AND s.channel = 'email' AND s.address = ${address})` : '');
+  const notLeft = (address: string) => `NOT EXISTS (SELECT 1 FROM contacts u WHERE u.organization_id = ? AND ${expr('u')} = ${address} AND ${escapeExists(left('u'))})${listed(address)}`;
+  const leftBindings = channel === 'email' ? [orgId, orgId] : [orgId];
+  const bindings: Knex.Value[] = [orgId, ...inChosen.bindings, ...leftBindings];
   const parts = [
     `(SELECT DISTINCT ${expr('c')} AS address FROM contacts c
       WHERE c.organization_id = ? AND ${present('c')} ${inChosen.sql} AND ${notLeft(expr('c'))} ORDER BY 1)`,
   ];
   const manual = manualOf(campaign, channel);
   if (manual.length) {
-    bindings.push(manual, orgId, ...inChosen.bindings, orgId);
+    bindings.push(manual, orgId, ...inChosen.bindings, ...leftBindings);
     parts.push(`(SELECT DISTINCT m.address FROM unnest(?::text[]) AS m(address)
        WHERE NOT EXISTS (SELECT 1 FROM contacts c WHERE c.organization_id = ? AND ${expr('c')} = m.address AND ${present('c')} ${inChosen.sql})
          AND ${notLeft('m.address')})`);
@@ -106,15 +109,41 @@ export function suppressedAddresses(campaign: CampaignRow, channel: Channel): Sq
   };
 }
 
-/** The suppressed count of each of the campaign's channels, in one statement. */
-export async function suppressedCounts(db: Knex | Knex.Transaction, campaign: CampaignRow): Promise<Partial<Record<Channel, number>>> {
+/**
+ * How many email addresses a campaign names are left out because they are on the organization's
+ * suppression list (and not already left out as unsubscribed): read from the list, each checked
+ * against the campaign's choice.
+ */
+export function listedAddresses(campaign: CampaignRow): Sql {
+  const orgId = campaign.organization_id;
+  const { expr, present, left } = ADDRESS.email;
+  const inChosen = chosen(campaign, 'c');
+  const everyone = campaign.recipient_type === 'all';
+  const named = `(${everyone ? 'false' : 's.address = ANY(?::text[])'} OR EXISTS (SELECT 1 FROM contacts c WHERE c.organization_id = ? AND ${expr('c')} = s.address AND ${present('c')} ${inChosen.sql}))`;
+  return {
+    sql: `SELECT count(*)::int AS n FROM suppressions s
+          WHERE s.organization_id = ? AND s.channel = 'email' AND ${named}
+            AND NOT EXISTS (SELECT 1 FROM contacts u WHERE u.organization_id = ? AND ${expr('u')} = s.address AND ${escapeExists(left('u'))})`,
+    bindings: [orgId, ...(everyone ? [] : [manualOf(campaign, 'email')]), orgId, ...inChosen.bindings, orgId],
+  };
+}
+
+/** Per channel, the addresses left out: unsubscribed, and (email) on the suppression list. */
+export async function suppressionCounts(db: Knex | Knex.Transaction, campaign: CampaignRow): Promise<Partial<Record<Channel, { unsubscribed: number; listed: number }>>> {
   const parts = campaign.channels.map((channel) => suppressedAddresses(campaign, channel));
+  const listed = campaign.channels.includes('email') ? listedAddresses(campaign) : null;
   const result = await db.raw(
-    `SELECT ${parts.map((p, i) => `(${p.sql}) AS c${i}`).join(', ')}`,
-    parts.flatMap((p) => p.bindings),
+    `SELECT ${[...parts.map((p, i) => `(${p.sql}) AS c${i}`), ...(listed ? [`(${listed.sql}) AS listed`] : [])].join(', ')}`,
+    [...parts.flatMap((p) => p.bindings), ...(listed?.bindings ?? [])],
   );
   const row = result.rows[0] as Record<string, number>;
-  return Object.fromEntries(campaign.channels.map((channel, i) => [channel, row[`c${i}`] ?? 0]));
+  return Object.fromEntries(campaign.channels.map((channel, i) => [channel, { unsubscribed: row[`c${i}`] ?? 0, listed: channel === 'email' ? (row.listed ?? 0) : 0 }]));
+}
+
+/** The suppressed count of each of the campaign's channels (unsubscribed and listed together), in one statement. */
+export async function suppressedCounts(db: Knex | Knex.Transaction, campaign: CampaignRow): Promise<Partial<Record<Channel, number>>> {
+  const counts = await suppressionCounts(db, campaign);
+  return Object.fromEntries(Object.entries(counts).map(([channel, c]) => [channel, c.unsubscribed + c.listed]));
 }
 
 /**

@@ -12,7 +12,7 @@ import { notFound, validationFailed, type FieldProblem } from '../../lib/errors.
 import { TemplateRenderError } from '../../lib/templates.js';
 import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
-import { audienceAddresses, audienceCounts, suppressedCounts } from './audience.js';
+import { audienceAddresses, audienceCounts, suppressionCounts } from './audience.js';
 import { personaliserFor, recipientUnits } from './costing.js';
 import type { CampaignRow } from './dto.js';
 import { launchTexts } from './messages.js';
@@ -130,8 +130,8 @@ export interface ChannelEstimate {
   channel: Channel;
   /** Addresses it would be sent to. */
   recipients: number;
-  /** Addresses left out, by reason (the one reason today: a contact with the address unsubscribed from the channel). */
-  suppressed: { unsubscribed: number };
+  /** Addresses left out, by reason: a contact with the address unsubscribed from the channel, or (email) it is on the suppression list. */
+  suppressed: { unsubscribed: number; listed: number };
   /** Credits per recipient: for a personalised SMS, its longest render Herald can know. */
   unitCost: number;
   cost: number;
@@ -156,19 +156,19 @@ export const estimate = operation({
     const { campaign, organizationName } = await current(ctx, id);
     const [counts, suppressed, units, balance] = await Promise.all([
       audienceCounts(ctx.db, campaign),
-      suppressedCounts(ctx.db, campaign),
+      suppressionCounts(ctx.db, campaign),
       recipientUnits(ctx.db, ctx.config, campaign, organizationName),
       credits.balance(ctx.db, ctx.caller.orgId),
     ]);
     const channels = campaign.channels.map((channel): ChannelEstimate => {
       const recipients = counts[channel] ?? 0;
       const unitCost = units[channel] ?? 0;
-      return { channel, recipients, suppressed: { unsubscribed: suppressed[channel] ?? 0 }, unitCost, cost: round2(unitCost * recipients) };
+      return { channel, recipients, suppressed: suppressed[channel] ?? { unsubscribed: 0, listed: 0 }, unitCost, cost: round2(unitCost * recipients) };
     });
     return {
       channels,
       recipients: channels.reduce((sum, c) => sum + c.recipients, 0),
-      suppressed: channels.reduce((sum, c) => sum + c.suppressed.unsubscribed, 0),
+      suppressed: channels.reduce((sum, c) => sum + c.suppressed.unsubscribed + c.suppressed.listed, 0),
       cost: round2(channels.reduce((sum, c) => sum + c.cost, 0)),
       balance,
     };

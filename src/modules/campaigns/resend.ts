@@ -8,7 +8,7 @@ import { CHANNELS, type Channel } from '../../delivery/types.js';
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import { operation } from '../../operation.js';
 import { record } from '../audit/record.js';
-import { audienceCounts, suppressedCounts } from './audience.js';
+import { audienceCounts, suppressionCounts } from './audience.js';
 import { sendNow } from './batches.js';
 import { recipientUnits } from './costing.js';
 import { toRunDto, type CampaignRow } from './dto.js';
@@ -84,7 +84,7 @@ async function plan(ctx: AuthedContext, db: Knex | Knex.Transaction, id: string,
 }
 
 export interface ResendEstimate {
-  channels: { channel: Channel; recipients: number; suppressed: { unsubscribed: number }; unitCost: number; cost: number }[];
+  channels: { channel: Channel; recipients: number; suppressed: { unsubscribed: number; listed: number }; unitCost: number; cost: number }[];
   recipients: number;
   suppressed: number;
   cost: number;
@@ -95,16 +95,16 @@ async function estimateOf(ctx: AuthedContext, db: Knex | Knex.Transaction, p: Pl
   const channels = await Promise.all(
     p.runs.map(async (r) => {
       const channel = r.channels[0] as Channel;
-      const [counts, suppressed, units] = await Promise.all([audienceCounts(db, r), suppressedCounts(db, r), recipientUnits(db, ctx.config, r, p.organizationName)]);
+      const [counts, suppressed, units] = await Promise.all([audienceCounts(db, r), suppressionCounts(db, r), recipientUnits(db, ctx.config, r, p.organizationName)]);
       const recipients = counts[channel] ?? 0;
       const unitCost = units[channel] ?? 0;
-      return { channel, recipients, suppressed: { unsubscribed: suppressed[channel] ?? 0 }, unitCost, cost: round2(unitCost * recipients) };
+      return { channel, recipients, suppressed: suppressed[channel] ?? { unsubscribed: 0, listed: 0 }, unitCost, cost: round2(unitCost * recipients) };
     }),
   );
   return {
     channels,
     recipients: channels.reduce((sum, c) => sum + c.recipients, 0),
-    suppressed: channels.reduce((sum, c) => sum + c.suppressed.unsubscribed, 0),
+    suppressed: channels.reduce((sum, c) => sum + c.suppressed.unsubscribed + c.suppressed.listed, 0),
     cost: round2(channels.reduce((sum, c) => sum + c.cost, 0)),
     balance: await credits.balance(db, ctx.caller.orgId),
   };

@@ -117,6 +117,7 @@ async function sendMessage(ctx: AuthedContext, input: CommonInput, recipients: R
   if (Array.isArray(texts)) throw validationFailed(texts);
   const message = await prepare(ctx, channel, texts, recipients, audience);
   if (single && message.recipients[0]?.invalid) throw badRequest(message.recipients[0].invalid);
+  if (channel === 'email') await failHardBounced(ctx, message.recipients);
   await ctx.quotas.sendMessages(ctx.caller.orgId, message.recipients.filter((r) => !r.invalid).length);
   return deliver(ctx, {
     orgId: ctx.caller.orgId,
@@ -132,6 +133,28 @@ async function sendMessage(ctx: AuthedContext, input: CommonInput, recipients: R
     // A send to given recipients is transactional; one to every contact is bulk, behind it.
     lane: audience.bulk ? 'bulk' : 'transactional',
   });
+}
+
+/**
+ * Email to an address that bounced for good (on the suppression list with a hard bounce) fails at
+ * once, unsent and uncharged, with the reason. Other suppressions (a complaint, an address added by
+ * hand) leave campaigns and sends to every contact, not a send to given recipients.
+ */
+async function failHardBounced(ctx: AuthedContext, recipients: RecipientInput[]): Promise<void> {
+  const addresses = recipients.filter((r) => !r.invalid).map((r) => r.recipient);
+  if (!addresses.length) return;
+  const bounced = (await tenant(ctx.db, ctx.caller.orgId)
+    .scoped('suppressions')
+    .where({ 'suppressions.channel': 'email', 'suppressions.reason': 'bounce', 'suppressions.bounce_type': 'hard' })
+    .whereIn('suppressions.address', addresses)
+    .select('suppressions.address', 'suppressions.detail')) as { address: string; detail: string | null }[];
+  if (!bounced.length) return;
+  const byAddress = new Map(bounced.map((b) => [b.address, b.detail]));
+  for (const r of recipients) {
+    if (r.invalid || !byAddress.has(r.recipient)) continue;
+    const detail = byAddress.get(r.recipient);
+    r.invalid = `Address suppressed: it bounced permanently${detail ? ` (${detail})` : ''}`;
+  }
 }
 
 /**
@@ -195,15 +218,16 @@ export const sendToAll = operation({
 
 /**
  * The addresses the organization's contacts have for a channel, each once and in order, less every
- * address a contact that left the channel has (whichever other contact shares it). Both halves read
- * the organization's rows alone; the second, the few contacts that left, from their partial index.
+ * address a contact that left the channel has (whichever other contact shares it) and, for email,
+ * every address on the suppression list. Each part reads the organization's rows alone; the
+ * second, the few contacts that left, from their partial index.
  */
 async function everyContactAddress(ctx: AuthedContext, channel: Channel): Promise<string[]> {
   const column = channel === 'email' ? 'email' : 'phone';
   const address = ctx.db.raw(`${column === 'email' ? 'lower(contacts.email)' : 'contacts.phone'} AS address`);
   const withAddress = () => tenant(ctx.db, ctx.caller.orgId).scoped('contacts').whereNotNull(`contacts.${column}`).select(address);
-  const rows: { address: string }[] = await withAddress()
-    .except(withAddress().whereRaw(leftChannel(channel)))
-    .orderBy('address');
+  let query = withAddress().except(withAddress().whereRaw(leftChannel(channel)));
+  if (channel === 'email') query = query.except(tenant(ctx.db, ctx.caller.orgId).scoped('suppressions').where('suppressions.channel', 'email').select('suppressions.address'));
+  const rows: { address: string }[] = await query.orderBy('address');
   return rows.map((r) => r.address);
 }

@@ -20,6 +20,7 @@ export const CampaignEstimateDocument = graphql(`
         cost
         suppressed {
           unsubscribed
+          listed
         }
       }
     }
@@ -33,7 +34,7 @@ export function EstimateSummary({ estimate }: { estimate: Estimate }) {
   return (
     <Stack gap="xs">
       <Text>
-        {formatNumber(estimate.recipients)} recipients ({formatNumber(estimate.suppressed)} left out as unsubscribed), costing{' '}
+        {formatNumber(estimate.recipients)} recipients ({formatNumber(estimate.suppressed)} left out: unsubscribed or on the suppression list), costing{' '}
         {formatNumber(estimate.cost)} credits of your {formatNumber(estimate.balance)}.
       </Text>
       {estimate.cost > estimate.balance && (
@@ -64,6 +65,7 @@ export function CampaignEstimateCard({ campaignId }: { campaignId: string }) {
                   <Table.Th>Channel</Table.Th>
                   <Table.Th ta="right">Recipients</Table.Th>
                   <Table.Th ta="right">Unsubscribed</Table.Th>
+                  <Table.Th ta="right">Suppressed</Table.Th>
                   <Table.Th ta="right">Credits each</Table.Th>
                   <Table.Th ta="right">Credits</Table.Th>
                 </Table.Tr>
@@ -74,6 +76,7 @@ export function CampaignEstimateCard({ campaignId }: { campaignId: string }) {
                     <Table.Td>{CHANNEL_LABELS[c.channel]}</Table.Td>
                     <Table.Td ta="right">{formatNumber(c.recipients)}</Table.Td>
                     <Table.Td ta="right">{formatNumber(c.suppressed.unsubscribed)}</Table.Td>
+                    <Table.Td ta="right">{formatNumber(c.suppressed.listed)}</Table.Td>
                     <Table.Td ta="right">{formatNumber(c.unitCost)}</Table.Td>
                     <Table.Td ta="right">{formatNumber(c.cost)}</Table.Td>
                   </Table.Tr>
