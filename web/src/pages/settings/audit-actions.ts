@@ -45,6 +45,15 @@ export const AUDIT_ACTION_GROUPS: { label: string; prefix: string; actions: Reco
     },
   },
   {
+    label: 'Suppressions',
+    prefix: 'suppression.',
+    actions: {
+      'suppression.added': 'Address suppressed by hand',
+      'suppression.removed': 'Address removed from suppressions',
+      'suppression.imported': 'Suppressions imported',
+    },
+  },
+  {
     label: 'Webhooks',
     prefix: 'webhook.',
     actions: {
@@ -104,6 +113,7 @@ const RESOURCE_LABELS: Record<string, string> = {
   campaign: 'Campaign',
   contact_import: 'Contact import',
   contact: 'Contact',
+  suppression: 'Suppression',
 };
 
 export const resourceLabel = (type: string) => RESOURCE_LABELS[type] ?? type;
