@@ -56,6 +56,7 @@ const envSchema = z.object({
   PROVIDER_TIMEOUT_MS: intIn(100, 120000).default(10000),
   PROVIDER_CIRCUIT_RESET_MS: intIn(100, 3600000).default(30000),
   PROVIDER_CIRCUIT_VOLUME: intIn(1, 1000).default(2),
+  DNS_SERVERS: z.string().trim().optional(),
   SEND_CONCURRENCY: intIn(1, 200).default(8),
   DEFAULT_SEND_RATE: z
     .string()
@@ -122,6 +123,8 @@ export interface Config {
   providerCircuitResetMs: number;
   /** Calls to a provider within 10 s before half of them failing opens its circuit. */
   providerCircuitVolume: number;
+  /** The DNS servers DKIM records are checked with (`host` or `host:port`); empty: the system's. */
+  dnsServers: string[];
   sendConcurrency: number;
   /** The rate of a channel credential that sets none and whose provider has no default, in messages a second (unset: unpaced). */
   defaultSendRate: number | undefined;
@@ -213,6 +216,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     providerTimeoutMs: env.PROVIDER_TIMEOUT_MS,
     providerCircuitResetMs: env.PROVIDER_CIRCUIT_RESET_MS,
     providerCircuitVolume: env.PROVIDER_CIRCUIT_VOLUME,
+    dnsServers: env.DNS_SERVERS ? env.DNS_SERVERS.split(',').map((s) => s.trim()).filter(Boolean) : [],
     sendConcurrency: env.SEND_CONCURRENCY,
     defaultSendRate: env.DEFAULT_SEND_RATE,
     sandboxLatencyMs: env.SANDBOX_LATENCY_MS,

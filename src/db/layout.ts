@@ -26,6 +26,7 @@ export const LAYOUT = {
     'contact_import_rows',
     'contact_imports',
     'contacts',
+    'dkim_keys',
     'groups',
     'idempotency_keys',
     'message_events',

@@ -1,5 +1,6 @@
 import type { Config } from '../config/config.js';
 import { decryptJson, encryptJson } from '../lib/crypto.js';
+import type { DkimSigner } from './dkim.js';
 
 /**
  * How an SMTP connection is protected: `tls` from the first byte (port 465), `starttls` required
@@ -30,6 +31,8 @@ export interface StoredCredentials {
   whatsapp_app_secret?: string;
   /** The token Meta's webhook verification must present. */
   whatsapp_verify_token?: string;
+  /** Never stored: the organization's DKIM keys, handed to the SMTP adapter for signing (`dkim.ts`). */
+  dkim?: readonly DkimSigner[];
   /** Each channel's rate, in messages a second; unset: the provider's default, else the platform's (`DEFAULT_SEND_RATE`). */
   sms_rate?: number;
   email_rate?: number;

@@ -10,6 +10,7 @@ import { createSmtpAdapter } from './channels/smtp.js';
 import { createTwilioAdapter } from './channels/twilio.js';
 import { createWhatsAppCloudAdapter } from './channels/whatsapp-cloud.js';
 import { Circuits } from './circuit.js';
+import { dkimSigners, type DkimSigner } from './dkim.js';
 import { THROTTLED_FOR_MS, transmit } from './engine.js';
 import { Pacer, type Lane, type PaceKey, type Park } from './pace.js';
 import { accountOf, credentialsOf, missingFields, ORIGINAL_TYPES, providersOf, providerType, type ProviderRow } from './providers.js';
@@ -99,7 +100,7 @@ function measured(adapter: ProviderAdapter, provider: string): ProviderAdapter {
 /** An original type's adapter, which takes the v1.0 credentials, as a provider adapter. */
 const original = (adapter: ChannelAdapter): ProviderAdapter => ({
   channel: adapter.channel,
-  send: (message, targets, account, options) => adapter.send(message, targets, credentialsOf(account), options),
+  send: (message, targets, account, options) => adapter.send(message, targets, account.dkim ? { ...credentialsOf(account), dkim: account.dkim } : credentialsOf(account), options),
   close: adapter.close?.bind(adapter),
 });
 
@@ -160,9 +161,9 @@ export async function createDelivery(config: Config, db: Db, hooks: DeliveryHook
   const rateOf = (row: ProviderRow | undefined, live: boolean) =>
     row?.rate ?? (live && row ? providerType(row.type)?.defaultRate : undefined) ?? config.defaultSendRate ?? null;
 
-  const linkOf = (row: ProviderRow): Link => ({
+  const linkOf = (row: ProviderRow, dkim?: readonly DkimSigner[]): Link => ({
     row,
-    account: accountOf(config, row),
+    account: dkim?.length ? { ...accountOf(config, row), dkim } : accountOf(config, row),
     pace: { orgId: row.organization_id, channel: row.channel, provider: row.id, configured: rateOf(row, true) },
     adapter: adapterOf(row.type),
   });
@@ -223,7 +224,9 @@ export async function createDelivery(config: Config, db: Db, hooks: DeliveryHook
         );
       return { fromName, pace, send };
     }
-    const links = enabled.map(linkOf).filter((link) => missingFields(link.account).length === 0);
+    // Email is signed with the organization's DKIM key of its From domain.
+    const dkim = channel === 'email' ? await dkimSigners(db, config, orgId) : undefined;
+    const links = enabled.map((row) => linkOf(row, dkim)).filter((link) => missingFields(link.account).length === 0);
     if (!links.length) throw badRequest(`Missing ${channel} credentials: ${missingCredentials(channel, enabled, config).join(', ')}`);
     return { fromName, pace: links[0]!.pace, send: transmitVia(links) };
   };

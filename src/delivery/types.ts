@@ -1,4 +1,5 @@
 import type { StoredCredentials } from './credentials.js';
+import type { DkimSigner } from './dkim.js';
 
 export type Channel = 'sms' | 'email' | 'whatsapp';
 export const CHANNELS: readonly Channel[] = ['sms', 'email', 'whatsapp'];
@@ -127,6 +128,8 @@ export interface ProviderAccount {
   readonly type: string;
   readonly settings: ProviderSettings;
   readonly secrets: Readonly<Record<string, string>>;
+  /** Email: the organization's DKIM keys, to sign with. */
+  readonly dkim?: readonly DkimSigner[];
 }
 
 /**

@@ -14,6 +14,8 @@ import { resolvers as groups } from '../modules/groups/resolvers.js';
 import { resolvers as messageLogs } from '../modules/message-logs/resolvers.js';
 import { resolvers as notifications } from '../modules/notifications/resolvers.js';
 import { resolvers as sandbox } from '../modules/sandbox/resolvers.js';
+import { resolvers as suppressions } from '../modules/suppressions/resolvers.js';
+import { resolvers as dkim } from '../modules/dkim/resolvers.js';
 import { resolvers as templates } from '../modules/templates/resolvers.js';
 import { resolvers as webhooks } from '../modules/webhooks/resolvers.js';
 import { resolvers as organizations } from '../modules/organizations/resolvers.js';
@@ -28,6 +30,6 @@ const base: Resolvers = { Query: { health: () => 'ok' } };
 export function buildSchema() {
   return makeExecutableSchema({
     typeDefs: loadFilesSync(path.join(SCHEMA_DIR, '**/*.graphql')),
-    resolvers: [base, scalars, auth, users, organizations, providers, apiKeys, contacts, contactImports, groups, templates, notifications, messageLogs, sandbox, campaigns, webhooks, audit, twoFactor],
+    resolvers: [base, scalars, auth, users, organizations, providers, apiKeys, contacts, contactImports, groups, templates, notifications, messageLogs, sandbox, campaigns, webhooks, audit, twoFactor, suppressions, dkim],
   });
 }

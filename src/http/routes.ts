@@ -18,6 +18,8 @@ import * as sandboxEvents from '../modules/sandbox/receipts.js';
 import * as templates from '../modules/templates/service.js';
 import * as organizations from '../modules/organizations/service.js';
 import * as providers from '../modules/providers/service.js';
+import * as suppressions from '../modules/suppressions/service.js';
+import * as dkim from '../modules/dkim/service.js';
 import * as users from '../modules/users/service.js';
 import * as twoFactor from '../modules/two-factor/service.js';
 import * as webhooks from '../modules/webhooks/service.js';
@@ -73,6 +75,17 @@ export const routes: Route[] = [
   { method: 'get', path: '/contact-imports', op: contactImports.list, list: true, input: none },
   { method: 'get', path: '/contact-imports/:id', op: contactImports.get, input: none },
   { method: 'post', path: '/contact-imports/:id/cancel', op: contactImports.cancel, input: none },
+
+  { method: 'get', path: '/suppressions', op: suppressions.list, list: true, input: queryFilters },
+  { method: 'post', path: '/suppressions', op: suppressions.add, status: 201 },
+  { method: 'post', path: '/suppressions/import', op: suppressions.importCsv, upload: true },
+  { method: 'delete', path: '/suppressions/:id', op: suppressions.remove, input: none },
+
+  { method: 'get', path: '/dkim-keys', op: dkim.list, input: none },
+  { method: 'post', path: '/dkim-keys', op: dkim.create, status: 201 },
+  { method: 'get', path: '/dkim-keys/:id', op: dkim.get, input: none },
+  { method: 'delete', path: '/dkim-keys/:id', op: dkim.remove, input: none },
+  { method: 'post', path: '/dkim-keys/:id/check', op: dkim.check, input: none },
 
   { method: 'post', path: '/groups', op: groups.create, status: 201 },
   { method: 'get', path: '/groups', op: groups.list, list: true, input: none },

@@ -11,7 +11,7 @@ let b: Org;
 const ids: Record<string, string> = {};
 const secrets: string[] = [];
 
-const TENANT_TABLES = ['users', 'api_keys', 'contacts', 'groups', 'contact_groups', 'campaigns', 'campaign_batches', 'message_logs', 'sandbox_sends', 'organization_credits', 'message_templates', 'providers'];
+const TENANT_TABLES = ['users', 'api_keys', 'contacts', 'groups', 'contact_groups', 'campaigns', 'campaign_batches', 'message_logs', 'sandbox_sends', 'organization_credits', 'message_templates', 'providers', 'suppressions', 'dkim_keys'];
 const ORDER: Record<string, string[]> = { contact_groups: ['contact_id'], campaign_batches: ['channel', 'batch_no'], organization_credits: ['organization_id'] };
 
 async function snapshot(orgId: string) {
@@ -40,6 +40,9 @@ beforeAll(async () => {
   ids.log = (await api.get('/message-logs', { token: a.token })).body[0]._id;
   ids.provider = (await api.post('/providers', { type: 'africastalking', name: 'Alpha AT', settings: { username: 'alpha-app' }, secrets: { apiKey: 'alpha-at-key' } }, { token: a.token })).body._id;
   secrets.push('alpha-at-key', 'alpha-app');
+  ids.suppression = (await api.post('/suppressions', { address: 'alpha.bounced@example.com', detail: 'Alpha detail' }, { token: a.token })).body._id;
+  ids.dkim = (await api.post('/dkim-keys', { domain: 'alpha-secret.example', selector: 'alpha' }, { token: a.token })).body._id;
+  secrets.push('alpha.bounced', 'Alpha detail', 'alpha-secret.example');
   secrets.push(...Object.values(ids), a.orgId, a.email, member.email, 'Alpha', 'alpha.customer', '+254712345678');
 });
 afterAll(() => herald.stop());
@@ -83,6 +86,10 @@ test('every id-taking operation of both doors, with every credential of another 
     ['DELETE', `/providers/${ids.provider}`],
     ['POST', `/providers/${ids.provider}/test`, { to: '0712345678' }],
     ['PUT', '/providers/order', { channel: 'sms', ids: [ids.provider] }],
+    ['DELETE', `/suppressions/${ids.suppression}`],
+    ['GET', `/dkim-keys/${ids.dkim}`],
+    ['DELETE', `/dkim-keys/${ids.dkim}`],
+    ['POST', `/dkim-keys/${ids.dkim}/check`],
     ['GET', `/message-logs/${ids.log}`],
     ['GET', `/templates/${ids.template}`],
     ['PUT', `/templates/${ids.template}`, { name: 'Owned' }],
@@ -93,7 +100,7 @@ test('every id-taking operation of both doors, with every credential of another 
     ['POST', '/campaigns', { name: 'Steal', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'x' } }, recipients: { contacts: [ids.contact] } }],
     ['POST', '/campaigns', { name: 'Steal', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'x' } }, recipients: { groups: [ids.group] } }],
   ];
-  const lists = ['/providers', `/contacts?group=${ids.group}`, `/message-logs?campaignId=${ids.campaign}`, '/contacts', '/groups', '/campaigns', '/message-logs', '/sandbox/outbox', '/templates'];
+  const lists = ['/suppressions', '/dkim-keys', '/providers', `/contacts?group=${ids.group}`, `/message-logs?campaignId=${ids.campaign}`, '/contacts', '/groups', '/campaigns', '/message-logs', '/sandbox/outbox', '/templates'];
   lists.push('/contacts?unsubscribed=email');
   const gql: [string, Record<string, unknown>?][] = [
     [`{ user(id: "${ids.user}") { _id email } }`],
@@ -119,6 +126,9 @@ test('every id-taking operation of both doors, with every credential of another 
     [`mutation { updateProvider(id: "${ids.provider}", input: { name: "Owned" }) { _id } }`],
     [`mutation { deleteProvider(id: "${ids.provider}") { message } }`],
     [`mutation { testProvider(id: "${ids.provider}", to: "0712345678") { ok } }`],
+    [`mutation { removeSuppression(id: "${ids.suppression}") { message } }`],
+    [`mutation { deleteDkimKey(id: "${ids.dkim}") { message } }`],
+    [`mutation { checkDkimKey(id: "${ids.dkim}") { matches } }`],
     [`{ messageLog(id: "${ids.log}") { _id recipients { recipient } } }`],
     [`{ template(id: "${ids.template}") { _id name content } }`],
     [`mutation { updateTemplate(id: "${ids.template}", input: { name: "Owned" }) { _id } }`],

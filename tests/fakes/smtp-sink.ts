@@ -36,6 +36,8 @@ export interface SinkMessage {
   html: string | false;
   text: string | undefined;
   attachments: SinkAttachment[];
+  /** The message as it arrived (what a DKIM verifier reads). */
+  raw: Buffer;
 }
 
 export interface SinkBehaviour {
@@ -128,6 +130,8 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
       const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : false;
       const envelopeTo = session.envelope.rcptTo.map((r) => r.address);
       const authUser = typeof session.user === 'string' ? session.user : undefined;
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       simpleParser(stream)
         .then((parsed) => {
           const headers: Record<string, string> = {};
@@ -141,6 +145,7 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
             html: parsed.html,
             text: parsed.text,
             attachments: parsed.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: a.content })),
+            raw: Buffer.concat(chunks),
           });
           if (!behaviour.stallDataMs) return callback();
           const timer = setTimeout(() => {

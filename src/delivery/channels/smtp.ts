@@ -6,6 +6,7 @@ import nodemailer from 'nodemailer';
 import type SMTPConnection from 'nodemailer/lib/smtp-connection';
 import pMap from 'p-map';
 import { emailSecure, type EmailSecure, type StoredCredentials } from '../credentials.js';
+import { DKIM_HEADERS, signerFor } from '../dkim.js';
 import { LaneLimit } from '../lane-limit.js';
 import { subjectOf, type ChannelAdapter, type DeliveryResult, type DeliveryTarget, type OutboundMessage, type SendOptions } from '../types.js';
 import { isMarkup } from '../html.js';
@@ -112,6 +113,8 @@ export function createSmtpAdapter(options: SmtpAdapterOptions): ChannelAdapter {
 
       const secure = credentials.email_secure ?? (options.allowInsecure ? 'none' : emailSecure(credentials));
       const pool = acquire(host, port, secure, credentials);
+      const signer = signerFor(credentials.dkim, credentials.email_from);
+      const dkim = signer && { domainName: signer.domain, keySelector: signer.selector, privateKey: signer.privateKey, headerFieldNames: DKIM_HEADERS };
       const contentOf = (body: string) => (isMarkup(body) ? { html: body, text: htmlToText(body) } : { text: body });
       const shared = contentOf(message.body);
       const attachments = message.attachments?.map((a) => ({ filename: a.filename, content: a.content, contentType: a.contentType, encoding: 'base64' }));
@@ -133,6 +136,7 @@ export function createSmtpAdapter(options: SmtpAdapterOptions): ChannelAdapter {
                 ...(target.content?.body === undefined ? shared : contentOf(target.content.body)),
                 headers: target.content?.headers,
                 attachments,
+                ...(dkim && { dkim }),
                 // Socket timeouts reset on every byte; a server trickling replies needs a hard stop.
                 signal: AbortSignal.timeout(options.timeoutMs * 2),
               }));

@@ -45,10 +45,15 @@ export const AUDIT_ACTIONS = [
   'provider.deleted',
   'provider.reordered',
   'provider.tested',
+  'dkim.created',
+  'dkim.deleted',
+  'suppression.added',
+  'suppression.removed',
+  'suppression.imported',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export type AuditResourceType = 'user' | 'api_key' | 'organization' | 'webhook' | 'campaign' | 'contact_import' | 'contact' | 'provider';
+export type AuditResourceType = 'user' | 'api_key' | 'organization' | 'webhook' | 'campaign' | 'contact_import' | 'contact' | 'provider' | 'suppression' | 'dkim_key';
 
 export interface AuditEntryInput {
   action: AuditAction;

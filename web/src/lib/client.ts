@@ -51,6 +51,9 @@ export function createHeraldClient(token: string | null): { client: Client; disp
           ProviderTypeField: () => null,
           ProviderTestResult: () => null,
           CampaignResend: () => null,
+          SuppressionImport: () => null,
+          SuppressionImportProblem: () => null,
+          DkimCheck: () => null,
           // A provider type is known by its name.
           ProviderType: (t) => (t as { type?: string }).type ?? null,
         },
