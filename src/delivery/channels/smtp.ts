@@ -114,7 +114,8 @@ export function createSmtpAdapter(options: SmtpAdapterOptions): ChannelAdapter {
       const secure = credentials.email_secure ?? (options.allowInsecure ? 'none' : emailSecure(credentials));
       const pool = acquire(host, port, secure, credentials);
       const signer = signerFor(credentials.dkim, credentials.email_from);
-      const dkim = signer && { domainName: signer.domain, keySelector: signer.selector, privateKey: signer.privateKey, headerFieldNames: DKIM_HEADERS };
+      // nodemailer hands the key to crypto's sign as it is: a KeyObject (its type says a PEM string) saves parsing it per message.
+      const dkim = signer && { domainName: signer.domain, keySelector: signer.selector, privateKey: signer.privateKey as unknown as string, headerFieldNames: DKIM_HEADERS };
       const contentOf = (body: string) => (isMarkup(body) ? { html: body, text: htmlToText(body) } : { text: body });
       const shared = contentOf(message.body);
       const attachments = message.attachments?.map((a) => ({ filename: a.filename, content: a.content, contentType: a.contentType, encoding: 'base64' }));
