@@ -79,7 +79,9 @@ function filterOf(search: URLSearchParams): MessageLogFilter {
 export default function LogsPage() {
   const [search, setSearch] = useSearchParams();
   const set = (name: (typeof PARAMS)[number], value: string) => {
-    const next = new URLSearchParams(search);
+    // From the address as it is now, not as this render saw it: two filters changed before the
+    // page renders again (a date range typed quickly) both stay.
+    const next = new URLSearchParams(window.location.search);
     if (value) next.set(name, value);
     else next.delete(name);
     setSearch(next, { replace: true });
