@@ -122,3 +122,16 @@ function parseJson(text: string): unknown {
     return undefined;
   }
 }
+
+/** A provider's field as text, trimmed; undefined when absent or blank. */
+export function nonEmpty(value: unknown): string | undefined {
+  if (value === null || value === undefined) return undefined;
+  const text = String(value).trim();
+  return text ? text : undefined;
+}
+
+/** The start of an answer's body, for an error message (`: <up to 200 characters>`, or nothing). */
+export function snippet(body: string): string {
+  const trimmed = body.trim().slice(0, 200);
+  return trimmed ? `: ${trimmed}` : '';
+}

@@ -21,3 +21,20 @@ export class LaneLimit {
     return options?.lane === 'transactional' ? this.all(fn) : this.bulk(() => this.all(fn));
   }
 }
+
+/**
+ * A `LaneLimit` per provider account, made on first use and keyed by the account's credentials (a
+ * wrong key never shares a real account's bound); forgotten all at once past 10,000 accounts.
+ */
+export function accountLimits(capacity: number): (...credentials: string[]) => LaneLimit {
+  const limits = new Map<string, LaneLimit>();
+  return (...credentials) => {
+    const key = credentials.join('\u0000');
+    let limit = limits.get(key);
+    if (!limit) {
+      if (limits.size >= 10_000) limits.clear();
+      limits.set(key, (limit = new LaneLimit(capacity)));
+    }
+    return limit;
+  };
+}

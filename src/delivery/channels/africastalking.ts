@@ -1,5 +1,5 @@
-import { createProviderPool, HttpTransportError, postForm, type HttpResponse } from '../http-client.js';
-import { LaneLimit } from '../lane-limit.js';
+import { createProviderPool, HttpTransportError, nonEmpty, postForm, snippet, type HttpResponse } from '../http-client.js';
+import { accountLimits } from '../lane-limit.js';
 import {
   bodyOf,
   type DeliveryResult,
@@ -82,16 +82,7 @@ export function createAfricasTalkingAdapter(options: AfricasTalkingOptions): Pro
   const callsInFlight = options.callsInFlight ?? 16;
   // One queue per app (and key: a wrong key does not share a real app's queue), a quarter of it
   // kept for transactional sends.
-  const queues = new Map<string, LaneLimit>();
-  const queueFor = (username: string, apiKey: string) => {
-    const key = `${username}\u0000${apiKey}`;
-    let queue = queues.get(key);
-    if (!queue) {
-      if (queues.size >= 10_000) queues.clear();
-      queues.set(key, (queue = new LaneLimit(callsInFlight)));
-    }
-    return queue;
-  };
+  const queueFor = accountLimits(callsInFlight);
   const pool = createProviderPool();
 
   /** One call for `batch`, whose numbers are distinct and share `text`. */
@@ -237,14 +228,3 @@ export function parseAfricasTalkingReport(form: URLSearchParams): ProviderReport
 
 /** A number's key for matching answers: its digits (Africa's Talking answers E.164, `+` included). */
 const digits = (phone: string) => phone.replace(/\D/g, '');
-
-function nonEmpty(value: unknown): string | undefined {
-  if (value === null || value === undefined) return undefined;
-  const text = String(value).trim();
-  return text ? text : undefined;
-}
-
-function snippet(body: string): string {
-  const trimmed = body.trim().slice(0, 200);
-  return trimmed ? `: ${trimmed}` : '';
-}

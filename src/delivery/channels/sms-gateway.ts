@@ -1,6 +1,6 @@
 import type { StoredCredentials } from '../credentials.js';
-import { createProviderPool, HttpTransportError, postJsonText, type HttpResponse } from '../http-client.js';
-import { LaneLimit } from '../lane-limit.js';
+import { createProviderPool, HttpTransportError, nonEmpty, postJsonText, snippet, type HttpResponse } from '../http-client.js';
+import { accountLimits } from '../lane-limit.js';
 import { bodyOf, type ChannelAdapter, type DeliveryResult, type DeliveryTarget, type OutboundMessage, type SendOptions } from '../types.js';
 
 export interface SmsGatewayOptions {
@@ -43,16 +43,7 @@ export function createSmsGatewayAdapter(options: SmsGatewayOptions): ChannelAdap
   // One queue per partner account: batches sent side by side keep the account's calls in flight at
   // the bound (a batch's fifth call overlaps the next batch's first four) without ever exceeding it,
   // a quarter of them kept for transactional sends.
-  const queues = new Map<string, LaneLimit>();
-  const queueFor = (partnerID: string, apikey: string) => {
-    const key = `${partnerID}\u0000${apikey}`;
-    let queue = queues.get(key);
-    if (!queue) {
-      if (queues.size >= 10_000) queues.clear();
-      queues.set(key, (queue = new LaneLimit(callsInFlight)));
-    }
-    return queue;
-  };
+  const queueFor = accountLimits(callsInFlight);
 
   const failAll = (batch: DeliveryTarget[], error: string, retryable: boolean, throttled = false): DeliveryResult[] =>
     batch.map((target) => ({ recipient: target.recipient, ok: false, error, retryable, throttled, network: host }));
@@ -158,15 +149,4 @@ function pick(
     responses.find((r) => r.mobile != null && toMobile(String(r.mobile)) === mobile) ??
     (responses[index]?.clientsmsid == null ? responses[index] : undefined)
   );
-}
-
-function nonEmpty(value: unknown): string | undefined {
-  if (value === null || value === undefined) return undefined;
-  const text = String(value).trim();
-  return text ? text : undefined;
-}
-
-function snippet(text: string): string {
-  const trimmed = text.trim().slice(0, 200);
-  return trimmed ? `: ${trimmed}` : '';
 }

@@ -1,8 +1,8 @@
 // The webhooks module alone: the package's entry point loads the whole REST client (axios and
 // every API's resource classes), a twentieth of a second per process for one function.
 import { validateRequest } from 'twilio/lib/webhooks/webhooks.js';
-import { createProviderPool, HttpTransportError, postForm, type HttpResponse } from '../http-client.js';
-import { LaneLimit } from '../lane-limit.js';
+import { createProviderPool, HttpTransportError, nonEmpty, postForm, snippet, type HttpResponse } from '../http-client.js';
+import { accountLimits } from '../lane-limit.js';
 import {
   bodyOf,
   type DeliveryResult,
@@ -88,16 +88,7 @@ export function createTwilioAdapter(options: TwilioOptions): ProviderAdapter {
   const callsInFlight = options.callsInFlight ?? 16;
   // One queue per Twilio account (and token: a wrong token does not share a real account's queue),
   // a quarter of it kept for transactional sends.
-  const queues = new Map<string, LaneLimit>();
-  const queueFor = (accountSid: string, authToken: string) => {
-    const key = `${accountSid}\u0000${authToken}`;
-    let queue = queues.get(key);
-    if (!queue) {
-      if (queues.size >= 10_000) queues.clear();
-      queues.set(key, (queue = new LaneLimit(callsInFlight)));
-    }
-    return queue;
-  };
+  const queueFor = accountLimits(callsInFlight);
   const pool = createProviderPool();
 
   async function sendOne(url: string, form: Record<string, string>, authorization: string, target: DeliveryTarget): Promise<DeliveryResult> {
@@ -144,14 +135,14 @@ export function createTwilioAdapter(options: TwilioOptions): ProviderAdapter {
       if (!targets.length) return [];
       const failAll = (error: string) =>
         targets.map((t): DeliveryResult => ({ recipient: t.recipient, ok: false, error: `Twilio: ${error}`, retryable: false, providerFault: true, network: NETWORK }));
-      const accountSid = text(account.settings.accountSid);
+      const accountSid = nonEmpty(account.settings.accountSid);
       const authToken = account.secrets.authToken;
       if (!accountSid || !authToken) return failAll('missing accountSid or authToken');
-      const messagingServiceSid = text(account.settings.messagingServiceSid);
-      const from = text(account.settings.from);
+      const messagingServiceSid = nonEmpty(account.settings.messagingServiceSid);
+      const from = nonEmpty(account.settings.from);
       if (!messagingServiceSid && !from) return failAll('neither from nor messagingServiceSid is set');
 
-      const apiUrl = typeof account.settings.apiUrl === 'string' && account.settings.apiUrl ? account.settings.apiUrl.replace(/\/+$/, '') : base;
+      const apiUrl = nonEmpty(account.settings.apiUrl)?.replace(/\/+$/, '') ?? base;
       const url = `${apiUrl}/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/Messages.json`;
       const authorization = `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`;
       const statusCallback = options.statusCallbackUrl(account);
@@ -216,15 +207,4 @@ export function twilioStatusReport(params: Record<string, string>): ProviderRepo
   const meaning = (code && DELIVERY_ERRORS[code]) || params.ErrorMessage?.trim();
   const error = code ? `Twilio: ${code}${meaning ? ` ${meaning}` : ''}` : `Twilio: ${meaning || status}`;
   return { providerMessageId: sid, delivered: false, at: new Date(), error, status };
-}
-
-function text(value: string | number | boolean | undefined): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  const trimmed = String(value).trim();
-  return trimmed ? trimmed : undefined;
-}
-
-function snippet(body: string): string {
-  const trimmed = body.trim().slice(0, 200);
-  return trimmed ? `: ${trimmed}` : '';
 }
