@@ -232,12 +232,14 @@ export async function writeLegacyCredentials(db: Db, config: Pick<Config, 'crede
     if (current) {
       await db('providers').where({ organization_id: orgId, id: current.id }).update({ ...values, updated_at: db.raw("date_trunc('milliseconds', now())") });
     } else {
+      // Read first, not a subquery of the INSERT: Citus plans no subquery inside an INSERT.
+      const [last] = (await db('providers').where({ organization_id: orgId, channel }).max('position as position')) as { position: number | null }[];
       await db('providers').insert({
         organization_id: orgId,
         channel,
         type: type.type,
         name: ORIGINAL_NAMES[channel],
-        position: db.raw('(SELECT coalesce(max(position), 0) + 1 FROM providers WHERE organization_id = ? AND channel = ?)', [orgId, channel]),
+        position: (last?.position ?? 0) + 1,
         ...values,
       });
     }

@@ -196,6 +196,33 @@ describe('the resource', () => {
   });
 });
 
+describe('a test message', () => {
+  test('goes through that provider alone, uncharged and unlogged; its refusal is the answer; a bad address is a 400', async () => {
+    const org = await liveOrg(api, {});
+    const provider = await addProvider(org, africasTalking());
+    const credits = async () => (await api.get('/organizations/current', { token: org.token })).body.credits as number;
+    const before = await credits();
+    const gatewayCalls = gateway.calls.length;
+    const to = phone();
+    const ok = await api.post(`/providers/${provider._id}/test`, { to, message: 'Checking the line' }, { token: org.token });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toEqual({ ok: true, error: null, providerMessageId: at.messages()[0]!.messageId, network: 'africastalking' });
+    expect(at.calls()[0]!.form).toMatchObject({ to, message: 'Checking the line' });
+    expect(gateway.calls).toHaveLength(gatewayCalls);
+    expect(await credits()).toBe(before);
+    expect((await api.get('/message-logs', { token: org.token })).body).toEqual([]);
+
+    at.setBehaviour({ kind: 'http', status: 401 });
+    const refused = await api.post(`/providers/${provider._id}/test`, { to }, { token: org.token });
+    expect(refused.body).toMatchObject({ ok: false, error: expect.stringMatching(/^Africa's Talking: HTTP 401/), providerMessageId: null });
+    expect(gateway.calls).toHaveLength(gatewayCalls);
+
+    expect((await api.post(`/providers/${provider._id}/test`, { to: 'not a number' }, { token: org.token })).status).toBe(400);
+    const audit = (await api.get('/audit-log?action=provider.tested', { token: org.token })).body;
+    expect(audit.map((e: { details: { ok: boolean } }) => e.details.ok)).toEqual([false, true]);
+  });
+});
+
 describe("Africa's Talking", () => {
   test('carries a send, the log names the provider, and its delivery report (token-checked) marks the recipient delivered', async () => {
     const org = await signupOrg(api);

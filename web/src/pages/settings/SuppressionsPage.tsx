@@ -137,8 +137,8 @@ export default function SuppressionsPage() {
         )}
       </PageHeader>
       <Text mb="md" maw={720}>
-        Herald sends no email to these addresses: they bounced, their owner complained, or an admin added them. Remove one to allow sending to it
-        again.
+        Campaigns and sends to every contact leave these addresses out: they bounced, their owner complained, or an admin added them. A send to
+        an address that bounced for good fails at once. Remove one to allow sending to it again.
       </Text>
       {imported && <ImportSummary result={imported} onClose={() => setImported(null)} />}
       {tooLarge && (
