@@ -25,12 +25,16 @@ import { ProgressListener } from './modules/campaigns/progress-listener.js';
 import { LoginThrottle } from './modules/auth/throttle.js';
 import { TokenService } from './modules/auth/tokens.js';
 import { Quotas } from './modules/quotas/quotas.js';
+import { startBounceListener, type BounceListener } from './modules/bounces/listener.js';
+import { syncBounces } from './modules/bounces/service.js';
 import { providerReports } from './modules/receipts/webhooks.js';
 
 export interface Herald {
   url: string;
   /** The `METRICS_PORT` listener's address, when it is set. */
   metricsUrl?: string;
+  /** The bounce listener's port, when `BOUNCE_SMTP_PORT` is set. */
+  bounceSmtpPort?: number;
   db: Db;
   deps: Deps;
   stop(): Promise<void>;
@@ -58,6 +62,8 @@ export interface Runtime {
   workers: Workers | null;
   /** The `METRICS_PORT` listener, when it is set. */
   metrics: MetricsServer | null;
+  /** The bounce domain's SMTP listener (`BOUNCE_SMTP_PORT`), when it is set. */
+  bounceListener: BounceListener | null;
   close(): Promise<void>;
 }
 
@@ -89,7 +95,7 @@ export async function openRuntime(config: Config, log: Logger, withWorkers: bool
   // Credentials kept as the single document of earlier versions become providers (once).
   const moved = await moveCredentials(db, config);
   if (moved) log.info({ organizations: moved }, 'credentials moved to providers');
-  const delivery = await createDelivery(config, db, { onReport: providerReports(db) });
+  const delivery = await createDelivery(config, db, { onReport: providerReports(db), onBounce: syncBounces(db, config, log) });
   const deps: Deps = {
     config,
     db,
@@ -117,6 +123,7 @@ export async function openRuntime(config: Config, log: Logger, withWorkers: bool
   // Served before the workers start: a worker process's first jobs are in its metrics, and can be
   // scraped as soon as they have run (its lanes start one after another).
   const metrics = config.metricsPort === undefined ? null : await serveMetrics(config.metricsPort, config.host);
+  const bounceListener = await startBounceListener(db, config, log);
   const lanesRunning = withWorkers ? await startWorkerLanes(deps, url, lanes, onStart) : null;
   let dispatcher: Dispatcher | null = null;
   if (lanesRunning) {
@@ -138,8 +145,10 @@ export async function openRuntime(config: Config, log: Logger, withWorkers: bool
     databaseUrl: url,
     workers,
     metrics,
+    bounceListener,
     async close() {
       await metrics?.close();
+      await bounceListener?.close();
       unread.forEach((stop) => stop());
       // What requests left going (opens and clicks being recorded) is written before anything closes.
       await deps.background.settled();
@@ -205,5 +214,5 @@ export async function startHerald(config: Config, log: Logger = createLogger(con
       await runtime.close();
     })());
 
-  return { url: `http://${host}:${port}`, metricsUrl: runtime.metrics?.url, db: deps.db, deps, stop };
+  return { url: `http://${host}:${port}`, metricsUrl: runtime.metrics?.url, bounceSmtpPort: runtime.bounceListener?.port, db: deps.db, deps, stop };
 }

@@ -92,6 +92,16 @@ const envSchema = z.object({
     .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces (it is sent in an Authorization header)')
     .optional(),
   METRICS_PORT: intIn(0, 65535).optional(),
+  BOUNCE_DOMAIN: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'must be a domain name such as bounces.example.com')
+    .optional(),
+  BOUNCE_SMTP_PORT: intIn(0, 65535).optional(),
+  BOUNCE_SMTP_HOST: z.string().min(1).optional(),
+  BOUNCE_SOFT_LIMIT: intIn(1, 100).default(3),
+  BOUNCE_SOFT_DAYS: intIn(1, 365).default(30),
 });
 
 export interface Config {
@@ -153,6 +163,13 @@ export interface Config {
   publicUrl: string;
   /** The name Herald gives in SMTP's EHLO (see `ehloName`). */
   smtpEhloName: string;
+  /**
+   * Bounces and complaints: the domain of every email's envelope sender (a VERP address naming its
+   * recipient), the port and interface Herald's own SMTP listener for it answers on (unset: no
+   * listener in this process), and how many temporary failures of one address within how many days
+   * suppress it.
+   */
+  bounces: { domain: string | undefined; port: number | undefined; host: string; softLimit: number; softDays: number };
 }
 
 export class ConfigError extends Error {
@@ -232,6 +249,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     authCacheMs: env.AUTH_CACHE_MS,
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     smtpEhloName: ehloName(env.SMTP_EHLO_NAME, env.PUBLIC_URL),
+    bounces: { domain: env.BOUNCE_DOMAIN, port: env.BOUNCE_SMTP_PORT, host: env.BOUNCE_SMTP_HOST ?? env.HOST, softLimit: env.BOUNCE_SOFT_LIMIT, softDays: env.BOUNCE_SOFT_DAYS },
   };
 }
 

@@ -27,6 +27,7 @@ export const LAYOUT = {
     'contact_imports',
     'contacts',
     'dkim_keys',
+    'email_bounces',
     'groups',
     'idempotency_keys',
     'message_events',

@@ -18,6 +18,8 @@ export const EVENT_TYPES = [
   'message.failed',
   'message.opened',
   'message.clicked',
+  'message.bounced',
+  'message.complained',
   'campaign.completed',
   'campaign.failed',
   'contact.unsubscribed',
@@ -232,5 +234,5 @@ export function eventData(type: string, data: Record<string, unknown>, log: Sett
  */
 export const campaignEventDataSql = (c: string) =>
   `(jsonb_build_object('campaignId', coalesce(${c}.parent_id, ${c}.id), 'name', ${c}.name, 'analytics', jsonb_build_object('sent', ${c}.sent, 'delivered', ${c}.delivered, 'failed', ${c}.failed,
-                      'opened', ${c}.opened, 'clicked', ${c}.clicked, 'suppressed', ${c}.suppressed))
+                      'opened', ${c}.opened, 'clicked', ${c}.clicked, 'bounced', ${c}.bounced, 'complained', ${c}.complained, 'suppressed', ${c}.suppressed))
     || CASE WHEN ${c}.parent_id IS NOT NULL THEN jsonb_build_object('runId', ${c}.id) ELSE '{}'::jsonb END)`;

@@ -15,7 +15,8 @@ import { THROTTLED_FOR_MS, transmit } from './engine.js';
 import { Pacer, type Lane, type PaceKey, type Park } from './pace.js';
 import { accountOf, credentialsOf, missingFields, ORIGINAL_TYPES, providersOf, providerType, type ProviderRow } from './providers.js';
 import { providerReportUrl } from './report-urls.js';
-import type { Channel, ChannelAdapter, DeliveryResult, DeliveryTarget, OutboundMessage, ProviderAccount, ProviderAdapter, ProviderReport } from './types.js';
+import { bounceAddress } from './bounces/verp.js';
+import type { BounceType, Channel, ChannelAdapter, DeliveryResult, DeliveryTarget, OutboundMessage, ProviderAccount, ProviderAdapter, ProviderReport } from './types.js';
 
 /** How a send goes: its lane, how it spends waits for the rate (a sleep by default), how long throttled recipients are tried again. */
 export interface SendHow {
@@ -55,6 +56,15 @@ export interface Delivery {
 /** What happens to a provider's reports (SMPP's arrive on its session): the receipts module records them. */
 export interface DeliveryHooks {
   onReport?: (orgId: string, provider: string, report: ProviderReport) => Promise<void>;
+  /** Recipients a mail server refused at once (`DeliveryResult.bounce`), by client id: the bounces module counts them. */
+  onBounce?: (orgId: string, bounces: SyncBounce[]) => Promise<void>;
+}
+
+/** A recipient refused at send time. */
+export interface SyncBounce {
+  clientId: string;
+  type: BounceType;
+  reason: string;
 }
 
 /**
@@ -111,7 +121,7 @@ function liveAdapter(config: Config, type: string, hooks: DeliveryHooks): Provid
     case 'sms-gateway':
       return original(createSmsGatewayAdapter({ baseUrl: config.smsApiUrl, timeoutMs, callsInFlight: config.sendConcurrency * 2 }));
     case 'smtp':
-      return original(createSmtpAdapter({ timeoutMs, maxConnections: 5, ehloName: config.smtpEhloName }));
+      return original(createSmtpAdapter({ timeoutMs, maxConnections: 5, ehloName: config.smtpEhloName, bounceAddress: bounceAddressOf(config) }));
     case 'whatsapp-cloud':
       return original(createWhatsAppCloudAdapter({ baseUrl: config.whatsappApiUrl, timeoutMs, concurrency: config.sendConcurrency }));
     case 'africastalking':
@@ -123,6 +133,12 @@ function liveAdapter(config: Config, type: string, hooks: DeliveryHooks): Provid
     default:
       throw new Error(`no adapter for provider type ${type}`);
   }
+}
+
+/** The VERP envelope sender of each email when a bounce domain is configured. */
+function bounceAddressOf(config: Config): ((orgId: string, clientId: string) => string) | undefined {
+  const domain = config.bounces.domain;
+  return domain ? (orgId, clientId) => bounceAddress(config.jwtSecret, domain, { orgId, clientId }) : undefined;
 }
 
 /** One provider of a bound channel: its account, pace and adapter. */
@@ -207,7 +223,15 @@ export async function createDelivery(config: Config, db: Db, hooks: DeliveryHook
       return results;
     })();
 
-  const transmitVia = (links: Link[]) => (message: OutboundMessage, targets: DeliveryTarget[], how: SendHow) => chain(links, message, targets, how);
+  const transmitVia = (links: Link[]) => async (message: OutboundMessage, targets: DeliveryTarget[], how: SendHow) => {
+    const results = await chain(links, message, targets, how);
+    const bounces: SyncBounce[] = [];
+    results.forEach((r, i) => {
+      if (!r.ok && r.bounce) bounces.push({ clientId: targets[i]!.clientId, type: r.bounce, reason: r.error ?? '' });
+    });
+    if (bounces.length && hooks.onBounce) await hooks.onBounce(message.orgId, bounces);
+    return results;
+  };
 
   const bind = async (orgId: string, org: SenderRow, channel: Channel): Promise<BoundChannel> => {
     const rows = await providersOf(db, orgId, channel);

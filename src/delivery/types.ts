@@ -87,7 +87,12 @@ export interface DeliveryResult {
   providerMessageId?: string;
   /** The provider account (`providers.id`) that answered for it: the last one tried. */
   carrier?: string;
+  /** The mail server refused the recipient's address or mailbox at once: a bounce, counted as one. */
+  bounce?: BounceType;
 }
+
+/** A bounce: permanent (the address does not exist) or temporary (a full mailbox). */
+export type BounceType = 'hard' | 'soft';
 
 /**
  * One channel's way out. `send` never throws for a provider failure: every target gets a result,

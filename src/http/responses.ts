@@ -67,6 +67,8 @@ const analytics = z.looseObject({
   failed: z.number().int(),
   opened: z.number().int(),
   clicked: z.number().int(),
+  bounced: z.number().int(),
+  complained: z.number().int(),
   suppressed: z.number().int(),
 });
 

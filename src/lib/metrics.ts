@@ -81,6 +81,13 @@ export const providerFailovers = new Counter({
   registers: [registry],
 });
 
+export const inboundReports = new Counter({
+  name: 'herald_inbound_reports_total',
+  help: 'Bounces and complaints recorded (bounce-hard, bounce-soft, complaint), and mail to the bounce listener that was none (unreadable) or named no recipient Herald has (unknown)',
+  labelNames: ['kind'] as const,
+  registers: [registry],
+});
+
 export const paceWaits = new Counter({
   name: 'herald_send_rate_waits_total',
   help: 'Sends of this process that waited for their credential\'s rate before going out, by channel and lane (transactional, bulk)',

@@ -8,7 +8,7 @@ import pMap from 'p-map';
 import { emailSecure, type EmailSecure, type StoredCredentials } from '../credentials.js';
 import { DKIM_HEADERS, signerFor } from '../dkim.js';
 import { LaneLimit } from '../lane-limit.js';
-import { subjectOf, type ChannelAdapter, type DeliveryResult, type DeliveryTarget, type OutboundMessage, type SendOptions } from '../types.js';
+import { subjectOf, type BounceType, type ChannelAdapter, type DeliveryResult, type DeliveryTarget, type OutboundMessage, type SendOptions } from '../types.js';
 import { isMarkup } from '../html.js';
 
 export interface SmtpAdapterOptions {
@@ -24,6 +24,8 @@ export interface SmtpAdapterOptions {
   ehloName?: string;
   /** Local tests only: credentials without `email_secure` use `none` instead of the port's default. */
   allowInsecure?: boolean;
+  /** The envelope sender of one recipient's email (its VERP bounce address); unset: the From address. */
+  bounceAddress?: (orgId: string, clientId: string) => string | undefined;
 }
 
 type Transport = ReturnType<typeof nodemailer.createTransport>;
@@ -130,9 +132,11 @@ export function createSmtpAdapter(options: SmtpAdapterOptions): ChannelAdapter {
           async (target): Promise<DeliveryResult> => {
             if (setupFailure) return { recipient: target.recipient, ok: false, network, ...setupFailure };
             try {
+              const returnPath = options.bounceAddress?.(message.orgId, target.clientId);
               const info = await pool.lanes.run(sendOptions, () => pool.transport.sendMail({
                 from: { name: message.fromName, address: credentials.email_from! },
                 to: target.recipient,
+                ...(returnPath && { envelope: { from: returnPath, to: target.recipient } }),
                 subject: subjectOf(message, target) ?? '',
                 ...(target.content?.body === undefined ? shared : contentOf(target.content.body)),
                 headers: target.content?.headers,
@@ -246,7 +250,7 @@ const THROTTLING_REPLIES = new Set([421, 450, 451, 452]);
 function describeFailure(
   err: unknown,
   context: { deadlineMs: number; port: number; secure: EmailSecure },
-): { error: string; retryable: boolean; throttled?: boolean; setup?: boolean } {
+): { error: string; retryable: boolean; throttled?: boolean; setup?: boolean; bounce?: BounceType } {
   const e = (err ?? {}) as SmtpError;
   const code = e.originalCode ?? e.code ?? '';
   // Configuration errors: every attempt would meet the same certificate or the same server, so
@@ -275,6 +279,7 @@ function describeFailure(
       // "Too many connections", "try again later", "insufficient system storage": the server asks to slow down.
       throttled: e.code !== 'EAUTH' && THROTTLING_REPLIES.has(e.responseCode),
       setup: e.code === 'EAUTH',
+      bounce: recipientRefused(e.command, e.responseCode, e.response),
     };
   }
   // The hard deadline only fires once the server has greeted us (connect and greeting have their
@@ -284,6 +289,27 @@ function describeFailure(
     return { error: `SMTP: no answer within ${context.deadlineMs} ms; the message may have been delivered`, retryable: false };
   }
   return { error: `SMTP: ${e.message ?? String(err)}`, retryable: CONNECTION_CODES.has(e.code ?? '') };
+}
+
+/** An enhanced status code (RFC 3463) in a reply. */
+const ENHANCED_STATUS = /\b([245])\.(\d{1,3})\.(\d{1,3})\b/;
+
+/**
+ * A refusal at `RCPT TO` that is about the recipient's address or mailbox, a bounce given at once:
+ * permanent (5xx) is hard, temporary (4xx) soft. The enhanced code decides when there is one
+ * (X.1.1-3, X.1.6, X.1.10: no such address; X.2.x: the mailbox); without one, 550, 551 and 553.
+ * Refusals about the sender, relaying or policy (X.7.x) are not the recipient's and count for nothing.
+ */
+function recipientRefused(command: string | undefined, code: number, response: string): BounceType | undefined {
+  if (!command || !/^RCPT TO/i.test(command)) return undefined;
+  const enhanced = ENHANCED_STATUS.exec(response);
+  if (enhanced) {
+    const [, klass, subject, detail] = enhanced;
+    const aboutRecipient = (subject === '1' && ['1', '2', '3', '6', '10'].includes(detail!)) || subject === '2';
+    if (!aboutRecipient) return undefined;
+    return klass === '5' ? 'hard' : klass === '4' ? 'soft' : undefined;
+  }
+  return [550, 551, 553].includes(code) ? 'hard' : undefined;
 }
 
 /**

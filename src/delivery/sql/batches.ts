@@ -161,7 +161,7 @@ export const settleBatches = statement<
                  completed_at = CASE WHEN c.status = 'active' AND c.sent + n.sent + c.failed + n.failed >= c.total_recipients THEN n.settled_at ELSE c.completed_at END,
                  updated_at = date_trunc('milliseconds', now())
           FROM n WHERE c.organization_id = :orgId AND c.id = :campaignId AND n.sent + n.failed > 0
-          RETURNING c.id, c.parent_id, c.name, c.status, c.completed_at, c.sent, c.delivered, c.failed, c.opened, c.clicked, c.suppressed),
+          RETURNING c.id, c.parent_id, c.name, c.status, c.completed_at, c.sent, c.delivered, c.failed, c.opened, c.clicked, c.bounced, c.complained, c.suppressed),
         ${announceCounted()},
         wh_source AS (
           SELECT * FROM ${logEventsSql('logged')} AS sent

@@ -36,6 +36,8 @@ export interface CampaignRow {
   suppressed: number;
   opened: number;
   clicked: number;
+  bounced: number;
+  complained: number;
   total_recipients: number;
   created_by: string | null;
   started_at: Date | null;
@@ -64,6 +66,10 @@ export interface Analytics {
   failed: number;
   opened: number;
   clicked: number;
+  /** Recipients whose email bounced, each once. */
+  bounced: number;
+  /** Recipients who reported the email as spam, each once. */
+  complained: number;
   /** Addresses left out at launch because a contact with them unsubscribed from the channel. */
   suppressed: number;
 }
@@ -122,12 +128,14 @@ function recurrenceOf(row: CampaignRow): RecurrenceDto | null {
   };
 }
 
-export const analyticsOf = (row: Pick<CampaignRow, 'sent' | 'delivered' | 'failed' | 'opened' | 'clicked' | 'suppressed'>): Analytics => ({
+export const analyticsOf = (row: Pick<CampaignRow, 'sent' | 'delivered' | 'failed' | 'opened' | 'clicked' | 'bounced' | 'complained' | 'suppressed'>): Analytics => ({
   sent: row.sent,
   delivered: row.delivered,
   failed: row.failed,
   opened: row.opened,
   clicked: row.clicked,
+  bounced: row.bounced ?? 0,
+  complained: row.complained ?? 0,
   suppressed: row.suppressed,
 });
 
@@ -137,6 +145,8 @@ const sumOf = (a: Analytics, b: Analytics): Analytics => ({
   failed: a.failed + b.failed,
   opened: a.opened + b.opened,
   clicked: a.clicked + b.clicked,
+  bounced: a.bounced + (b.bounced ?? 0),
+  complained: a.complained + (b.complained ?? 0),
   suppressed: a.suppressed + b.suppressed,
 });
 

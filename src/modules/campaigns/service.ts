@@ -137,11 +137,13 @@ const runTotals = (db: Knex | Knex.Transaction, orgId: string) =>
     `CASE WHEN campaigns.type IN ('recurring', 'automated') THEN (
        SELECT json_build_object('sent', coalesce(sum(r.sent), 0), 'delivered', coalesce(sum(r.delivered), 0), 'failed', coalesce(sum(r.failed), 0),
                                 'opened', coalesce(sum(r.opened), 0), 'clicked', coalesce(sum(r.clicked), 0), 'suppressed', coalesce(sum(r.suppressed), 0),
+                                'bounced', coalesce(sum(r.bounced), 0), 'complained', coalesce(sum(r.complained), 0),
                                 'total', coalesce(sum(r.total_recipients), 0))
        FROM campaigns r WHERE r.organization_id = ? AND r.parent_id = campaigns.id)
      WHEN campaigns.type = 'broadcast' AND campaigns.status = 'completed' THEN (
        SELECT json_build_object('sent', sum(r.sent), 'delivered', sum(r.delivered), 'failed', -sum(r.sent),
-                                'opened', sum(r.opened), 'clicked', sum(r.clicked), 'suppressed', 0, 'total', 0)
+                                'opened', sum(r.opened), 'clicked', sum(r.clicked), 'suppressed', 0, 'total', 0,
+                                'bounced', sum(r.bounced), 'complained', sum(r.complained))
        FROM campaigns r WHERE r.organization_id = ? AND r.parent_id = campaigns.id HAVING count(*) > 0) END AS run_totals`,
     [orgId, orgId],
   );

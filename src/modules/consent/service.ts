@@ -17,7 +17,7 @@ import type { UnsubscribeRef } from '../../delivery/unsubscribe-tokens.js';
  * JSON is built here, not by the database), so it runs on Citus routed to the organization's shard.
  */
 
-export type ConsentSource = 'link' | 'one-click' | 'reply' | 'api' | 'import' | 'console';
+export type ConsentSource = 'link' | 'one-click' | 'reply' | 'api' | 'import' | 'console' | 'complaint';
 
 export type SubscriptionStatus = 'subscribed' | 'unsubscribed';
 export const SUBSCRIPTION_STATUSES = ['subscribed', 'unsubscribed'] as const;

@@ -68,6 +68,10 @@ export interface LogRecipientDto {
   openedAt?: string;
   clickedAt?: string;
   deliveryError?: string;
+  bouncedAt?: string;
+  bounceType?: 'hard' | 'soft';
+  bounceReason?: string;
+  complainedAt?: string;
 }
 
 /** Receipts of a page's logs, by log id and position. */
@@ -87,6 +91,10 @@ function recipientsOf(row: MessageLogRow, receipts: Receipts): LogRecipientDto[]
       if (receipt.opened_at) out.openedAt = receipt.opened_at.toISOString();
       if (receipt.clicked_at) out.clickedAt = receipt.clicked_at.toISOString();
       if (receipt.delivery_error) out.deliveryError = receipt.delivery_error;
+      if (receipt.bounced_at) out.bouncedAt = receipt.bounced_at.toISOString();
+      if (receipt.bounce_type) out.bounceType = receipt.bounce_type;
+      if (receipt.bounce_reason) out.bounceReason = receipt.bounce_reason;
+      if (receipt.complained_at) out.complainedAt = receipt.complained_at.toISOString();
     }
     return out;
   });
@@ -209,7 +217,7 @@ export const get = operation({
 
 export interface MessageEventDto {
   _id: string;
-  /** `message.delivered`, `message.opened`, `message.clicked`, `message.failed`. */
+  /** `message.delivered`, `message.opened`, `message.clicked`, `message.failed`, `message.bounced`, `message.complained`. */
   type: string;
   recipient: string;
   /** The recipient's position in the log (1 is the first). */

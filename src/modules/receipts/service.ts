@@ -14,7 +14,7 @@ import { firstReceipts, lockReceipt, logByPrefix, logByProviderId, uncountedEven
  * and is recorded uncounted.
  */
 
-export type ReceiptKind = 'delivered' | 'read' | 'failed' | 'opened' | 'clicked';
+export type ReceiptKind = 'delivered' | 'read' | 'failed' | 'opened' | 'clicked' | 'bounced' | 'complained';
 
 /** A recipient: the message log that sent it and its position there (1 is the first). */
 export interface RecipientRef {
@@ -26,8 +26,10 @@ export interface Receipt {
   kind: ReceiptKind;
   /** When it happened (the provider's time when it gives one). */
   at: Date;
-  /** `failed`: the provider's reason. */
+  /** `failed`: the provider's reason; `bounced`: the mail server's. */
   error?: string;
+  /** `bounced`: permanent (`hard`) or temporary (`soft`). */
+  bounceType?: 'hard' | 'soft';
   /** An open or click by a known scanner or prefetcher: recorded, never counted. */
   scanner?: boolean;
   /** Kept with the event: a click's URL, a provider's status. */
@@ -50,15 +52,28 @@ const EVENT_TYPE: Record<ReceiptKind, string> = {
   opened: 'message.opened',
   clicked: 'message.clicked',
   failed: 'message.failed',
+  bounced: 'message.bounced',
+  complained: 'message.complained',
 };
 
-const EMPTY: ReceiptState = { deliveredAt: null, readAt: null, openedAt: null, clickedAt: null, failedAt: null, error: null };
+const EMPTY: ReceiptState = {
+  deliveredAt: null,
+  readAt: null,
+  openedAt: null,
+  clickedAt: null,
+  failedAt: null,
+  error: null,
+  bouncedAt: null,
+  bounceType: null,
+  bounceReason: null,
+  complainedAt: null,
+};
 
 /** A recipient's state after a receipt, and the changes it made (the receipt's own first, then those it implies). */
 function apply<S extends ReceiptState>(before: S, receipt: Receipt): { after: S; changes: ReceiptKind[] } {
   const after = { ...before };
   const changes: ReceiptKind[] = [];
-  const set = (kind: ReceiptKind, field: 'deliveredAt' | 'readAt' | 'openedAt' | 'clickedAt') => {
+  const set = (kind: ReceiptKind, field: 'deliveredAt' | 'readAt' | 'openedAt' | 'clickedAt' | 'complainedAt') => {
     if (after[field] !== null) return;
     after[field] = receipt.at;
     changes.push(kind);
@@ -86,6 +101,20 @@ function apply<S extends ReceiptState>(before: S, receipt: Receipt): { after: S;
         changes.push('failed');
       }
       break;
+    case 'bounced': {
+      // The first bounce is the recipient's; a permanent one after a temporary one replaces it.
+      const type = receipt.bounceType ?? 'hard';
+      if (after.bouncedAt === null || (after.bounceType === 'soft' && type === 'hard')) {
+        after.bouncedAt ??= receipt.at;
+        after.bounceType = type;
+        after.bounceReason = receipt.error ?? null;
+        changes.push('bounced');
+      }
+      break;
+    }
+    case 'complained':
+      set('complained', 'complainedAt');
+      break;
   }
   return { after, changes };
 }
@@ -97,6 +126,8 @@ function counts(before: ReceiptState, after: ReceiptState): CounterMoves {
     delivered: before.deliveredAt === null && after.deliveredAt !== null ? 1 : 0,
     opened: !opened(before) && opened(after) ? 1 : 0,
     clicked: before.clickedAt === null && after.clickedAt !== null ? 1 : 0,
+    bounced: before.bouncedAt === null && after.bouncedAt !== null ? 1 : 0,
+    complained: before.complainedAt === null && after.complainedAt !== null ? 1 : 0,
   };
 }
 
@@ -104,7 +135,12 @@ function eventsOf(receipt: Receipt, changes: ReceiptKind[], counted: boolean): R
   return changes.map((kind, i) => ({
     type: EVENT_TYPE[kind],
     counted,
-    data: { ...(i === 0 ? receipt.data : { impliedBy: receipt.kind }), ...(kind === 'read' && { read: true }), ...(kind === 'failed' && { error: receipt.error }) },
+    data: {
+      ...(i === 0 ? receipt.data : { impliedBy: receipt.kind }),
+      ...(kind === 'read' && { read: true }),
+      ...(kind === 'failed' && { error: receipt.error }),
+      ...(kind === 'bounced' && { bounceType: receipt.bounceType ?? 'hard', reason: receipt.error ?? null }),
+    },
   }));
 }
 
@@ -215,6 +251,9 @@ function changeOf(i: number, { ref, receipt }: RecipientReceipt, seen: Omit<Exis
     was_clicked_at: seen.clickedAt,
     was_failed_at: seen.failedAt,
     was_error: seen.error,
+    was_bounced_at: seen.bouncedAt,
+    was_bounce_type: seen.bounceType,
+    was_complained_at: seen.complainedAt,
   });
 }
 
@@ -231,6 +270,10 @@ function rowOf(i: number, ref: RecipientRef, receipt: Receipt, after: ReceiptSta
     clicked_at: after.clickedAt,
     failed_at: after.failedAt,
     error: after.error,
+    bounced_at: after.bouncedAt,
+    bounce_type: after.bounceType,
+    bounce_reason: after.bounceReason,
+    complained_at: after.complainedAt,
     events: eventsOf(receipt, changes, true),
     ...moves,
     ...extra,
@@ -240,7 +283,18 @@ function rowOf(i: number, ref: RecipientRef, receipt: Receipt, after: ReceiptSta
 /** A row as the statements read it (JSON: its times are strings). */
 function stateOf(row: Omit<ExistingReceipt, 'i'>): ReceiptState {
   const at = (t: string | null) => (t === null ? null : new Date(t));
-  return { deliveredAt: at(row.deliveredAt), readAt: at(row.readAt), openedAt: at(row.openedAt), clickedAt: at(row.clickedAt), failedAt: at(row.failedAt), error: row.error };
+  return {
+    deliveredAt: at(row.deliveredAt),
+    readAt: at(row.readAt),
+    openedAt: at(row.openedAt),
+    clickedAt: at(row.clickedAt),
+    failedAt: at(row.failedAt),
+    error: row.error,
+    bouncedAt: at(row.bouncedAt),
+    bounceType: row.bounceType as ReceiptState['bounceType'],
+    bounceReason: row.bounceReason,
+    complainedAt: at(row.complainedAt),
+  };
 }
 
 /** A receipt of a recipient that has a row another receipt is changing: its state changed under the row's lock. */

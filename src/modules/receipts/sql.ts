@@ -28,8 +28,10 @@ const OUTBOX = outboxWrites(`(SELECT ev.type, ev.occurred_at,
 /** SQL: the receipt rows of `:rows` (`ReceiptRow`s as JSON), as the CTE or subquery `r` reads them. */
 const RECEIPT_ROWS = `json_to_recordset(:rows::json) AS r(i int, log_id uuid, position int, at timestamptz, sent_before timestamptz,
   campaign_id uuid, recipient text, delivered_at timestamptz, read_at timestamptz, opened_at timestamptz, clicked_at timestamptz,
-  failed_at timestamptz, error text, was_delivered_at timestamptz, was_read_at timestamptz, was_opened_at timestamptz,
-  was_clicked_at timestamptz, was_failed_at timestamptz, was_error text, events json, delivered int, opened int, clicked int)`;
+  failed_at timestamptz, error text, bounced_at timestamptz, bounce_type text, bounce_reason text, complained_at timestamptz,
+  was_delivered_at timestamptz, was_read_at timestamptz, was_opened_at timestamptz, was_clicked_at timestamptz, was_failed_at timestamptz,
+  was_error text, was_bounced_at timestamptz, was_bounce_type text, was_complained_at timestamptz,
+  events json, delivered int, opened int, clicked int, bounced int, complained int)`;
 
 /** SQL: records the events of the changed receipts of the CTE `changed` (each row's `events`: `{ type, counted, data }`, at its `at`). */
 const INSERT_EVENTS = `INSERT INTO message_events (organization_id, type, log_id, position, campaign_id, recipient, occurred_at, counted, data)
@@ -39,12 +41,15 @@ const INSERT_EVENTS = `INSERT INTO message_events (organization_id, type, log_id
 
 /**
  * SQL: moves the counters of the campaigns of the changed receipts of the CTE `changed` by their
- * `delivered`, `opened` and `clicked` (0 or 1 each), summed per campaign; returns each campaign it
- * moved (`id`, `parent_id`, for `announceCounted`) and leaves the others' rows alone (unlocked).
+ * `delivered`, `opened`, `clicked`, `bounced` and `complained` (0 or 1 each), summed per campaign;
+ * returns each campaign it moved (`id`, `parent_id`, for `announceCounted`) and leaves the others'
+ * rows alone (unlocked).
  */
-const COUNT_IN_CAMPAIGNS = `UPDATE campaigns c SET delivered = c.delivered + x.delivered, opened = c.opened + x.opened, clicked = c.clicked + x.clicked
-   FROM (SELECT campaign_id, sum(delivered)::int AS delivered, sum(opened)::int AS opened, sum(clicked)::int AS clicked
-         FROM changed WHERE campaign_id IS NOT NULL GROUP BY campaign_id HAVING sum(delivered + opened + clicked) > 0) x
+const COUNT_IN_CAMPAIGNS = `UPDATE campaigns c SET delivered = c.delivered + x.delivered, opened = c.opened + x.opened, clicked = c.clicked + x.clicked,
+                                      bounced = c.bounced + x.bounced, complained = c.complained + x.complained
+   FROM (SELECT campaign_id, sum(delivered)::int AS delivered, sum(opened)::int AS opened, sum(clicked)::int AS clicked,
+                sum(bounced)::int AS bounced, sum(complained)::int AS complained
+         FROM changed WHERE campaign_id IS NOT NULL GROUP BY campaign_id HAVING sum(delivered + opened + clicked + bounced + complained) > 0) x
    WHERE c.organization_id = :orgId AND c.id = x.campaign_id
    RETURNING c.id, c.parent_id`;
 
@@ -62,6 +67,10 @@ export interface ReceiptState {
   clickedAt: Date | null;
   failedAt: Date | null;
   error: string | null;
+  bouncedAt: Date | null;
+  bounceType: 'hard' | 'soft' | null;
+  bounceReason: string | null;
+  complainedAt: Date | null;
 }
 
 /** How a receipt moves its campaign's counters (0 or 1 each). */
@@ -69,6 +78,8 @@ export interface CounterMoves {
   delivered: number;
   opened: number;
   clicked: number;
+  bounced: number;
+  complained: number;
 }
 
 /** An event a receipt records: its type, whether it counts, its data. */
@@ -99,6 +110,13 @@ export interface ReceiptRow extends CounterMoves {
   clicked_at: Date | string | null;
   failed_at: Date | string | null;
   error: string | null;
+  bounced_at: Date | string | null;
+  bounce_type: string | null;
+  bounce_reason: string | null;
+  complained_at: Date | string | null;
+  was_bounced_at?: string | null;
+  was_bounce_type?: string | null;
+  was_complained_at?: string | null;
   was_delivered_at?: string | null;
   was_read_at?: string | null;
   was_opened_at?: string | null;
@@ -122,13 +140,16 @@ export const firstReceipts = statement<{ orgId: string; rows: string }, { known:
   'herald_receipts_first',
   `WITH ${WEBHOOK_ENDPOINTS},
         pos AS (SELECT r.i, r.log_id, r.position, r.at, ${CAMPAIGN_OF_LOG} AS campaign_id, ${recipientAt('r.position')} AS recipient,
-                       r.delivered_at, r.read_at, r.opened_at, r.clicked_at, r.failed_at, r.error, r.events, r.delivered, r.opened, r.clicked
+                       r.delivered_at, r.read_at, r.opened_at, r.clicked_at, r.failed_at, r.error, r.bounced_at, r.bounce_type, r.bounce_reason,
+                       r.complained_at, r.events, r.delivered, r.opened, r.clicked, r.bounced, r.complained
                 FROM ${RECEIPT_ROWS}
                 JOIN message_logs m ON m.organization_id = :orgId AND m.id = r.log_id
                 WHERE m.created_at < coalesce(r.sent_before, 'infinity') AND r.position BETWEEN 1 AND json_array_length(m.recipients)),
         ins AS (
-          INSERT INTO recipient_receipts (organization_id, log_id, position, campaign_id, delivered_at, read_at, opened_at, clicked_at, failed_at, delivery_error)
-          SELECT :orgId, pos.log_id, pos.position, pos.campaign_id, pos.delivered_at, pos.read_at, pos.opened_at, pos.clicked_at, pos.failed_at, pos.error
+          INSERT INTO recipient_receipts (organization_id, log_id, position, campaign_id, delivered_at, read_at, opened_at, clicked_at, failed_at, delivery_error,
+                                          bounced_at, bounce_type, bounce_reason, complained_at)
+          SELECT :orgId, pos.log_id, pos.position, pos.campaign_id, pos.delivered_at, pos.read_at, pos.opened_at, pos.clicked_at, pos.failed_at, pos.error,
+                 pos.bounced_at, pos.bounce_type, pos.bounce_reason, pos.complained_at
           FROM pos
           ON CONFLICT (organization_id, log_id, position) DO NOTHING
           RETURNING log_id, position),
@@ -136,7 +157,8 @@ export const firstReceipts = statement<{ orgId: string; rows: string }, { known:
         ${AFTER_CHANGES},
         -- Rows there before this statement (its snapshot): the state their next change starts from.
         existing AS (SELECT pos.i, pos.recipient, rr.campaign_id AS "campaignId", rr.delivered_at AS "deliveredAt", rr.read_at AS "readAt",
-                            rr.opened_at AS "openedAt", rr.clicked_at AS "clickedAt", rr.failed_at AS "failedAt", rr.delivery_error AS error
+                            rr.opened_at AS "openedAt", rr.clicked_at AS "clickedAt", rr.failed_at AS "failedAt", rr.delivery_error AS error,
+                            rr.bounced_at AS "bouncedAt", rr.bounce_type AS "bounceType", rr.bounce_reason AS "bounceReason", rr.complained_at AS "complainedAt"
                      FROM pos JOIN recipient_receipts rr ON rr.organization_id = :orgId AND rr.log_id = pos.log_id AND rr.position = pos.position)
    SELECT coalesce((SELECT array_agg(i) FROM pos), '{}') AS known, coalesce((SELECT array_agg(i) FROM changed), '{}') AS inserted,
           (SELECT json_agg(existing) FROM existing) AS existing, ${ANNOUNCED}, ${WOKEN}`,
@@ -152,6 +174,10 @@ export interface StoredReceipt {
   opened_at: Date | null;
   clicked_at: Date | null;
   delivery_error: string | null;
+  bounced_at: Date | null;
+  bounce_type: 'hard' | 'soft' | null;
+  bounce_reason: string | null;
+  complained_at: Date | null;
 }
 
 /** A recipient's row as `firstReceipts` or `lockReceipt` read it (JSON: its times are strings, exactly as stored). */
@@ -161,7 +187,8 @@ export type ExistingReceipt = { i: number; campaignId: string | null; recipient:
 export const lockReceipt = statement<{ orgId: string; logId: string; position: number }, { row: Omit<ExistingReceipt, 'i'> }>(
   'herald_receipts_lock',
   `SELECT json_build_object('campaignId', r.campaign_id, 'recipient', ${recipientAt(':position')}, 'deliveredAt', r.delivered_at, 'readAt', r.read_at,
-                            'openedAt', r.opened_at, 'clickedAt', r.clicked_at, 'failedAt', r.failed_at, 'error', r.delivery_error) AS row
+                            'openedAt', r.opened_at, 'clickedAt', r.clicked_at, 'failedAt', r.failed_at, 'error', r.delivery_error,
+                            'bouncedAt', r.bounced_at, 'bounceType', r.bounce_type, 'bounceReason', r.bounce_reason, 'complainedAt', r.complained_at) AS row
    FROM recipient_receipts r
    JOIN message_logs m ON m.organization_id = :orgId AND m.id = r.log_id
    WHERE r.organization_id = :orgId AND r.log_id = :logId AND r.position = :position
@@ -184,12 +211,18 @@ export const updateReceipts = statement<{ orgId: string; rows: string; locked: b
           SET delivered_at = coalesce(rr.delivered_at, r.delivered_at), read_at = coalesce(rr.read_at, r.read_at),
               opened_at = coalesce(rr.opened_at, r.opened_at), clicked_at = coalesce(rr.clicked_at, r.clicked_at),
               failed_at = coalesce(rr.failed_at, r.failed_at), delivery_error = coalesce(rr.delivery_error, r.error),
+              bounced_at = coalesce(rr.bounced_at, r.bounced_at), complained_at = coalesce(rr.complained_at, r.complained_at),
+              -- A permanent bounce after a temporary one says more: its type and reason replace the other's.
+              bounce_type = CASE WHEN r.bounce_type = 'hard' THEN 'hard' ELSE coalesce(rr.bounce_type, r.bounce_type) END,
+              bounce_reason = CASE WHEN r.bounce_type = 'hard' AND rr.bounce_type IS DISTINCT FROM 'hard' THEN r.bounce_reason ELSE coalesce(rr.bounce_reason, r.bounce_reason) END,
               updated_at = date_trunc('milliseconds', now())
           FROM r
           WHERE rr.organization_id = :orgId AND rr.log_id = r.log_id AND rr.position = r.position
             AND (:locked::boolean OR rr.delivered_at IS NOT DISTINCT FROM r.was_delivered_at AND rr.read_at IS NOT DISTINCT FROM r.was_read_at
             AND rr.opened_at IS NOT DISTINCT FROM r.was_opened_at AND rr.clicked_at IS NOT DISTINCT FROM r.was_clicked_at
-            AND rr.failed_at IS NOT DISTINCT FROM r.was_failed_at AND rr.delivery_error IS NOT DISTINCT FROM r.was_error)
+            AND rr.failed_at IS NOT DISTINCT FROM r.was_failed_at AND rr.delivery_error IS NOT DISTINCT FROM r.was_error
+            AND rr.bounced_at IS NOT DISTINCT FROM r.was_bounced_at AND rr.bounce_type IS NOT DISTINCT FROM r.was_bounce_type
+            AND rr.complained_at IS NOT DISTINCT FROM r.was_complained_at)
           RETURNING rr.log_id, rr.position),
         changed AS (SELECT r.* FROM r JOIN upd ON upd.log_id = r.log_id AND upd.position = r.position),
         ${AFTER_CHANGES}
@@ -228,7 +261,7 @@ export const logByProviderId = statement<{ orgId: string; providerId: string }, 
 /** The receipts of some logs' recipients, for showing them. */
 export const receiptsOfLogs = statement<{ orgId: string; logIds: string[] }, StoredReceipt>(
   'herald_receipts_of_logs',
-  `SELECT log_id, position, delivered_at, read_at, opened_at, clicked_at, delivery_error
+  `SELECT log_id, position, delivered_at, read_at, opened_at, clicked_at, delivery_error, bounced_at, bounce_type, bounce_reason, complained_at
    FROM recipient_receipts WHERE organization_id = :orgId AND log_id = ANY(:logIds::uuid[])`,
 );
 
