@@ -11,7 +11,7 @@ import { logTextOf, PersonalLogText, tally, type LogText } from './tally.js';
 import * as credits from './credits.js';
 import { round2 } from './credits.js';
 import { MAX_LOG_RECIPIENTS, pendingRecipientsJson, settledRecipientsJson } from './log-recipients.js';
-import type { BoundChannel } from './registry.js';
+import { bouncesOf, type BoundChannel, type Delivery, type SyncBounce } from './registry.js';
 import type { Lane } from './pace.js';
 import { wake } from './outbox.js';
 import { abandonedLogOrganizations, insertPendingLogs, settleAbandonedLogs, settleLogs } from './sql/logs.js';
@@ -79,6 +79,7 @@ export interface PipelineDeps {
   config: Config;
   db: Db;
   log: Logger;
+  delivery: Pick<Delivery, 'bounced'>;
 }
 
 /**
@@ -143,6 +144,7 @@ export async function deliver(deps: PipelineDeps, req: SendRequest): Promise<Rec
   // batch n+1 is with the provider, and batches that finish together are written together.
   const settler = new Settler(deps.db, req.orgId, req.channel, req.test ? 'test' : req.campaignId ? 'campaign' : 'adhoc');
   let settled: RecipientOutcome[][];
+  const bounces: SyncBounce[] = [];
   try {
     settled = await pMap(
       batches,
@@ -150,6 +152,7 @@ export async function deliver(deps: PipelineDeps, req: SendRequest): Promise<Rec
         settler.throwIfFailed();
         const { targets, unsent } = targetsOf(batch);
         const results = await req.via.send(message, targets, { lane: req.lane });
+        bounces.push(...bouncesOf(targets, results));
         return settler.add(batch, unit, unsent, results);
       },
       { concurrency: Math.max(1, Math.ceil(deps.config.sendConcurrency / 2)) },
@@ -159,6 +162,8 @@ export async function deliver(deps: PipelineDeps, req: SendRequest): Promise<Rec
     await settler.idle();
   }
   settler.throwIfFailed();
+  // Refusals at the send are bounces, recorded against the logs just written.
+  await deps.delivery.bounced(req.orgId, bounces);
   return settled.flat();
 }
 

@@ -50,13 +50,15 @@ export interface Delivery {
   bind(orgId: string, org: SenderRow, channel: Channel): Promise<BoundChannel>;
   /** One provider alone, no failover (a test message to check a provider). */
   viaProvider(org: SenderRow, row: ProviderRow): BoundChannel;
+  /** Records the recipients a mail server refused at the send (`bouncesOf` a send's results), once their log is written. */
+  bounced(orgId: string, bounces: SyncBounce[]): Promise<void>;
   close(): Promise<void>;
 }
 
 /** What happens to a provider's reports (SMPP's arrive on its session): the receipts module records them. */
 export interface DeliveryHooks {
   onReport?: (orgId: string, provider: string, report: ProviderReport) => Promise<void>;
-  /** Recipients a mail server refused at once (`DeliveryResult.bounce`), by client id: the bounces module counts them. */
+  /** Recipients a mail server refused at once (`DeliveryResult.bounce`), by client id, once their log is written: the bounces module counts them. */
   onBounce?: (orgId: string, bounces: SyncBounce[]) => Promise<void>;
 }
 
@@ -65,6 +67,15 @@ export interface SyncBounce {
   clientId: string;
   type: BounceType;
   reason: string;
+}
+
+/** The recipients of a send's `results` that a mail server refused at once. */
+export function bouncesOf(targets: readonly DeliveryTarget[], results: readonly DeliveryResult[]): SyncBounce[] {
+  const bounces: SyncBounce[] = [];
+  results.forEach((r, i) => {
+    if (!r.ok && r.bounce && targets[i]) bounces.push({ clientId: targets[i].clientId, type: r.bounce, reason: r.error ?? '' });
+  });
+  return bounces;
 }
 
 /**
@@ -223,15 +234,7 @@ export async function createDelivery(config: Config, db: Db, hooks: DeliveryHook
       return results;
     })();
 
-  const transmitVia = (links: Link[]) => async (message: OutboundMessage, targets: DeliveryTarget[], how: SendHow) => {
-    const results = await chain(links, message, targets, how);
-    const bounces: SyncBounce[] = [];
-    results.forEach((r, i) => {
-      if (!r.ok && r.bounce) bounces.push({ clientId: targets[i]!.clientId, type: r.bounce, reason: r.error ?? '' });
-    });
-    if (bounces.length && hooks.onBounce) await hooks.onBounce(message.orgId, bounces);
-    return results;
-  };
+  const transmitVia = (links: Link[]) => (message: OutboundMessage, targets: DeliveryTarget[], how: SendHow) => chain(links, message, targets, how);
 
   const bind = async (orgId: string, org: SenderRow, channel: Channel): Promise<BoundChannel> => {
     const rows = await providersOf(db, orgId, channel);
@@ -281,6 +284,9 @@ export async function createDelivery(config: Config, db: Db, hooks: DeliveryHook
       const missing = missingFields(link.account);
       if (missing.length) throw badRequest(`Missing ${row.channel} provider settings: ${missing.join(', ')}`);
       return { fromName, pace: link.pace, send: transmitVia([link]) };
+    },
+    async bounced(orgId, bounces) {
+      if (bounces.length) await hooks.onBounce?.(orgId, bounces);
     },
     async close() {
       circuits.close();

@@ -228,7 +228,8 @@ describe('templates that cannot be sent', () => {
     const before = await credits(org);
     const res = await api.post('/notifications/send', { type: 'email', to: [huge, fine], subject: 'S', message }, org.cred);
     expect(res.body).toEqual([
-      { recipient: huge, status: 'failed', error: 'Template could not be rendered: its output exceeds 1000000 characters' },
+      // Its output limit, or on a busy machine the render time limit first: either way that recipient alone fails.
+      { recipient: huge, status: 'failed', error: expect.stringMatching(/^Template could not be rendered: (its output exceeds 1000000 characters|template render limit exceeded)$/) },
       { recipient: fine, status: 'success' },
     ]);
     expect(mailTo(huge)).toEqual([]);

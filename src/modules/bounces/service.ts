@@ -41,6 +41,9 @@ const REASON_MAX = 500;
 /** Records a bounce of one recipient of an email log; `unknown` when the log and position are not one of the organization's emails. */
 export async function bounced(db: Db, config: Pick<Config, 'bounces'>, orgId: string, ref: RecipientRef, bounce: Bounce): Promise<Outcome> {
   const reason = bounce.reason.replace(/\s+/g, ' ').trim().slice(0, REASON_MAX);
+  // The receipt first: once the address shows as suppressed, its recipient shows the bounce.
+  const outcome = await record(db, orgId, ref, { kind: 'bounced', at: bounce.at, bounceType: bounce.type, error: reason || undefined });
+  if (outcome === 'unknown') return outcome;
   const [row] = await run(db, recordBounce, {
     orgId,
     ...ref,
@@ -52,7 +55,7 @@ export async function bounced(db: Db, config: Pick<Config, 'bounces'>, orgId: st
   });
   if (!row?.address) return 'unknown';
   inboundReports.inc({ kind: `bounce-${bounce.type}` });
-  return record(db, orgId, ref, { kind: 'bounced', at: bounce.at, bounceType: bounce.type, error: reason || undefined });
+  return outcome;
 }
 
 /** Records a complaint about one recipient's email: its receipt, its contacts unsubscribed from email, its address suppressed. */

@@ -10,7 +10,7 @@ import * as credits from '../../delivery/credits.js';
 import { round2 } from '../../delivery/credits.js';
 import { handOverLease, wake, type SettledLogColumns } from '../../delivery/outbox.js';
 import { settledRecipients } from '../../delivery/log-recipients.js';
-import type { BoundChannel, Delivery, SenderRow } from '../../delivery/registry.js';
+import { bouncesOf, type BoundChannel, type Delivery, type SenderRow } from '../../delivery/registry.js';
 import type { Lane } from '../../delivery/pace.js';
 import { enqueue, type QueuedWork, type Served, type Turn } from '../../delivery/scheduler.js';
 import { THROTTLED_FOR_MS } from '../../delivery/engine.js';
@@ -156,6 +156,7 @@ export async function serveTurn(deps: BatchDeps, turn: Turn): Promise<Served> {
     }
   }
   await settle(db, ref, row.created_by, prepared, results);
+  await deps.delivery.bounced(ref.orgId, bouncesOf(targets, results));
   return { batches: claimed.length + unpaid.length, next: nextOf([...claimed, ...unpaid], from) };
 }
 

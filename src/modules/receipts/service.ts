@@ -5,10 +5,10 @@ import { firstReceipts, lockReceipt, logByPrefix, logByProviderId, uncountedEven
 
 /**
  * Receipts and engagement (platform.md): the one place a recipient's state after its send changes.
- * Provider webhooks, the tracking links and the sandbox all call `record` with the recipient (its
- * log and position) and what happened; it sets each of the recipient's timestamps once, records an
- * event for each change, and counts the recipient in its campaign's `delivered`, `opened` and
- * `clicked` in the same statement (which announces the campaign's change to its live subscribers),
+ * Provider webhooks, the tracking links, the bounce listener and the sandbox all call `record` with
+ * the recipient (its log and position) and what happened; it sets each of the recipient's timestamps
+ * once, records an event for each change, and counts the recipient in its campaign's `delivered`,
+ * `opened`, `clicked`, `bounced` and `complained` in the same statement (which announces the campaign's change to its live subscribers),
  * so a receipt delivered twice, late, out of order or fifty times at once counts once. Implied changes are made with the event that implies them: a WhatsApp
  * `read` is a delivery, a click an open. An open or click recognised as a scanner's changes nothing
  * and is recorded uncounted.

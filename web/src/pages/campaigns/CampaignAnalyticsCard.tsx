@@ -1,10 +1,13 @@
-import { Card, Group, Paper, Progress, SimpleGrid, Stack, Text, Title } from '@mantine/core';
-import type { CampaignFieldsFragment, CampaignStatus } from '../../gql/graphql';
+import { Anchor, Card, Group, Paper, Progress, SimpleGrid, Stack, Text, Title } from '@mantine/core';
+import { Link } from 'react-router';
+import type { CampaignFieldsFragment, CampaignStatus, Channel } from '../../gql/graphql';
 import { formatNumber, formatPercent } from '../../lib/format';
+import { useMe } from '../../lib/me';
 import { PaceLines, type Pace } from './CampaignPace';
 
 interface Props {
   status: CampaignStatus;
+  channels: readonly Channel[];
   analytics: Omit<CampaignFieldsFragment['analytics'], '__typename'>;
   /** The audience fixed at launch (0 before the campaign starts). */
   total: number;
@@ -33,9 +36,12 @@ function Stat({ label, value, of, ofLabel }: { label: string; value: number; of:
  * The campaign's counters (as `Analytics` has them) with their percentages, and while it sends, how
  * far it got: the sent and failed recipients of its audience.
  */
-export function CampaignAnalyticsCard({ status, analytics: a, total, live, pace }: Props) {
+export function CampaignAnalyticsCard({ status, channels, analytics: a, total, live, pace }: Props) {
+  const { isAdmin } = useMe();
   const attempted = a.sent + a.failed;
   const sending = status === 'active' && total > 0;
+  // Only email bounces or draws spam reports; counters that moved anyway still show.
+  const email = channels.includes('email') || a.bounced > 0 || a.complained > 0;
   return (
     <Card withBorder>
       <Stack>
@@ -52,15 +58,34 @@ export function CampaignAnalyticsCard({ status, analytics: a, total, live, pace 
           </Stack>
         )}
         {status === 'active' && pace && <PaceLines pace={pace} />}
-        <SimpleGrid cols={{ base: 2, sm: 3 }}>
+        <SimpleGrid cols={{ base: 2, sm: email ? 4 : 3 }}>
           <Stat label="Sent" value={a.sent} of={attempted} ofLabel="of attempted" />
           <Stat label="Failed" value={a.failed} of={attempted} ofLabel="of attempted" />
           <Stat label="Delivered" value={a.delivered} of={a.sent} ofLabel="of sent" />
           <Stat label="Opened" value={a.opened} of={a.sent} ofLabel="of sent" />
           <Stat label="Clicked" value={a.clicked} of={a.sent} ofLabel="of sent" />
+          {email && <Stat label="Bounced" value={a.bounced} of={a.sent} ofLabel="of sent" />}
+          {email && <Stat label="Complained" value={a.complained} of={a.sent} ofLabel="of sent" />}
           <Stat label="Suppressed" value={a.suppressed} of={attempted + a.suppressed} ofLabel="of the audience" />
         </SimpleGrid>
         <Text size="sm">Delivered counts provider receipts; opened and clicked count tracked emails (scanners are left out).</Text>
+        {email && (
+          <Text size="sm">
+            Bounced counts emails mail servers refused or sent back; complained counts spam reports. Herald suppresses a bounced address by
+            itself (at a hard bounce, or after repeated soft ones) and unsubscribes from email whoever reports spam
+            {isAdmin ? (
+              <>
+                : see{' '}
+                <Anchor component={Link} to="/settings/suppressions" size="sm">
+                  Suppressions
+                </Anchor>
+                .
+              </>
+            ) : (
+              '.'
+            )}
+          </Text>
+        )}
       </Stack>
     </Card>
   );

@@ -55,6 +55,8 @@ const CampaignProgressDocument = graphql(`
         failed
         opened
         clicked
+        bounced
+        complained
         suppressed
       }
       throttled
@@ -130,7 +132,7 @@ export default function CampaignPage() {
         </Grid.Col>
         <Grid.Col span={{ base: 12, md: 7 }}>
           <Stack>
-            {status !== 'draft' && <CampaignAnalyticsCard status={status} analytics={analytics} total={campaign.progress.total} live={waiting} pace={pace} />}
+            {status !== 'draft' && <CampaignAnalyticsCard status={status} channels={campaign.channels} analytics={analytics} total={campaign.progress.total} live={waiting} pace={pace} />}
             {beforeLaunch && <CampaignPreviewCard campaignId={campaign._id} />}
             {/* An automated campaign's audience is not known before its triggers happen: nothing to estimate. */}
             {beforeLaunch && campaign.type !== 'automated' && <CampaignEstimateCard campaignId={campaign._id} />}
@@ -159,6 +161,8 @@ const largest = (a: Counters, b: Counters): Counters => ({
   failed: Math.max(a.failed, b.failed),
   opened: Math.max(a.opened, b.opened),
   clicked: Math.max(a.clicked, b.clicked),
+  bounced: Math.max(a.bounced, b.bounced),
+  complained: Math.max(a.complained, b.complained),
   suppressed: Math.max(a.suppressed, b.suppressed),
 });
 

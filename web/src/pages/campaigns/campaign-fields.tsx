@@ -55,6 +55,8 @@ export const CampaignFields = graphql(`
       failed
       opened
       clicked
+      bounced
+      complained
       suppressed
     }
     progress {

@@ -37,6 +37,10 @@ const MessageLogQueryDocument = graphql(`
         openedAt
         clickedAt
         deliveryError
+        bouncedAt
+        bounceType
+        bounceReason
+        complainedAt
       }
       events {
         _id
@@ -147,8 +151,28 @@ function Summary({ log }: { log: Log }) {
   );
 }
 
+/** A recipient's bounce: when, which kind (`hard` suppressed the address) and the mail server's reason. */
+function Bounce({ recipient: r }: { recipient: Log['recipients'][number] }) {
+  if (!r.bouncedAt) return <>—</>;
+  return (
+    <>
+      <Text inherit style={{ whiteSpace: 'nowrap' }}>
+        {formatDateTime(r.bouncedAt)}
+        {r.bounceType && ` (${r.bounceType})`}
+      </Text>
+      {r.bounceReason && (
+        <Text inherit style={{ overflowWrap: 'anywhere' }}>
+          {r.bounceReason}
+        </Text>
+      )}
+    </>
+  );
+}
+
 /** Every recipient of the log (at most 100: a log is one batch), with its outcome and receipts. */
 function Recipients({ log }: { log: Log }) {
+  // Only email bounces or draws spam reports: other channels keep their table narrow.
+  const email = log.channel === 'email' || log.recipients.some((r) => r.bouncedAt || r.complainedAt);
   return (
     <section aria-labelledby="log-recipients">
       <Title order={3} size="h4" mb="xs" id="log-recipients">
@@ -165,6 +189,8 @@ function Recipients({ log }: { log: Log }) {
               <Table.Th>Read</Table.Th>
               <Table.Th>Opened</Table.Th>
               <Table.Th>Clicked</Table.Th>
+              {email && <Table.Th>Bounced</Table.Th>}
+              {email && <Table.Th>Reported as spam</Table.Th>}
               <Table.Th>Error</Table.Th>
             </Table.Tr>
           </Table.Thead>
@@ -180,6 +206,12 @@ function Recipients({ log }: { log: Log }) {
                 <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatDateTime(r.readAt)}</Table.Td>
                 <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatDateTime(r.openedAt)}</Table.Td>
                 <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatDateTime(r.clickedAt)}</Table.Td>
+                {email && (
+                  <Table.Td miw={200}>
+                    <Bounce recipient={r} />
+                  </Table.Td>
+                )}
+                {email && <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatDateTime(r.complainedAt)}</Table.Td>}
                 <Table.Td>{[r.error, r.deliveryError].filter(Boolean).join('; ') || '—'}</Table.Td>
               </Table.Tr>
             ))}
@@ -195,16 +227,21 @@ const EVENT_LABELS: Record<string, string> = {
   'message.opened': 'Opened',
   'message.clicked': 'Clicked',
   'message.failed': 'Failed',
+  'message.bounced': 'Bounced',
+  'message.complained': 'Reported as spam',
 };
 
 /** What implied an event (`data.impliedBy`, a receipt's kind): a read implies delivery, a click an open. */
 const IMPLIED_BY: Record<string, string> = { delivered: 'the delivery', read: 'the read', opened: 'the open', clicked: 'the click', failed: 'the failure' };
 
-/** An event's details in words: a click's link, a failure's reason, a WhatsApp read, what implied it. */
+/** An event's details in words: a click's link, a failure's or bounce's reason, a WhatsApp read, a spam report's kind, what implied it. */
 function eventDetails(data: Record<string, unknown>): string {
   const parts: string[] = [];
   if (typeof data.url === 'string') parts.push(data.url);
   if (typeof data.error === 'string') parts.push(data.error);
+  if (typeof data.bounceType === 'string') parts.push(`${data.bounceType} bounce`);
+  if (typeof data.reason === 'string') parts.push(data.reason);
+  if (typeof data.feedbackType === 'string') parts.push(`feedback type: ${data.feedbackType}`);
   if (data.read === true) parts.push('read on WhatsApp');
   if (typeof data.impliedBy === 'string') parts.push(`implied by ${IMPLIED_BY[data.impliedBy] ?? data.impliedBy}`);
   return parts.join('; ');
@@ -232,7 +269,7 @@ function Events({ log }: { log: Log }) {
       </Group>
       {events.length === 0 ? (
         <EmptyState title="No events yet">
-          <Text c="dimmed">Deliveries, reads, opens and clicks appear here as providers report them (email reports no deliveries).</Text>
+          <Text c="dimmed">Deliveries, reads, opens, clicks, bounces and spam reports appear here as they are reported (email reports no deliveries).</Text>
         </EmptyState>
       ) : (
         <Table striped>
