@@ -55,6 +55,7 @@ export const routes: RouteObject[] = [
               { path: 'channels', ...page(() => import('./pages/settings/ChannelsPage')) },
               { path: 'providers', ...page(() => import('./pages/settings/ProvidersPage')) },
               { path: 'suppressions', ...page(() => import('./pages/settings/SuppressionsPage')) },
+              { path: 'dkim-keys', ...page(() => import('./pages/settings/DkimKeysPage')) },
               { path: 'webhooks', ...page(() => import('./pages/settings/WebhooksPage')) },
               { path: 'tracking', ...page(() => import('./pages/settings/TrackingPage')) },
               { path: 'audit-log', ...page(() => import('./pages/settings/AuditLogPage')) },

@@ -6,7 +6,8 @@ import nodemailer from 'nodemailer';
 import type SMTPConnection from 'nodemailer/lib/smtp-connection';
 import pMap from 'p-map';
 import { emailSecure, type EmailSecure, type StoredCredentials } from '../credentials.js';
-import { DKIM_HEADERS, signerFor } from '../dkim.js';
+import { signersFor } from '../dkim.js';
+import { dkimMailOptions, signWithDkimKeys } from '../dkim-sign.js';
 import { LaneLimit } from '../lane-limit.js';
 import { subjectOf, type BounceType, type ChannelAdapter, type DeliveryResult, type DeliveryTarget, type OutboundMessage, type SendOptions } from '../types.js';
 import { isMarkup } from '../html.js';
@@ -91,6 +92,7 @@ export function createSmtpAdapter(options: SmtpAdapterOptions): ChannelAdapter {
           ? { auth: { user: credentials.email_user, pass: credentials.email_pass ?? '' }, forceAuth: true, customAuth: { PLAIN: plainLogin } }
           : {}),
       });
+      transport.use('stream', signWithDkimKeys);
       pool = { transport, lastUsed: now, inFlight: 0, evicted: false, lanes: new LaneLimit(maxConnections) };
     }
     pool.lastUsed = now;
@@ -115,9 +117,7 @@ export function createSmtpAdapter(options: SmtpAdapterOptions): ChannelAdapter {
 
       const secure = credentials.email_secure ?? (options.allowInsecure ? 'none' : emailSecure(credentials));
       const pool = acquire(host, port, secure, credentials);
-      const signer = signerFor(credentials.dkim, credentials.email_from);
-      // nodemailer hands the key to crypto's sign as it is: a KeyObject (its type says a PEM string) saves parsing it per message.
-      const dkim = signer && { domainName: signer.domain, keySelector: signer.selector, privateKey: signer.privateKey as unknown as string, headerFieldNames: DKIM_HEADERS };
+      const dkim = dkimMailOptions(signersFor(credentials.dkim, credentials.email_from));
       const contentOf = (body: string) => (isMarkup(body) ? { html: body, text: htmlToText(body) } : { text: body });
       const shared = contentOf(message.body);
       const attachments = message.attachments?.map((a) => ({ filename: a.filename, content: a.content, contentType: a.contentType, encoding: 'base64' }));
@@ -141,7 +141,7 @@ export function createSmtpAdapter(options: SmtpAdapterOptions): ChannelAdapter {
                 ...(target.content?.body === undefined ? shared : contentOf(target.content.body)),
                 headers: target.content?.headers,
                 attachments,
-                ...(dkim && { dkim }),
+                ...dkim,
                 // Socket timeouts reset on every byte; a server trickling replies needs a hard stop.
                 signal: AbortSignal.timeout(options.timeoutMs * 2),
               }));

@@ -6,7 +6,7 @@ export const resolvers: Resolvers = {
     dkimKeys: (_, __, ctx) => dkim.list(ctx, undefined, {}),
   },
   Mutation: {
-    createDkimKey: (_, { domain, selector }, ctx) => dkim.create(ctx, { domain, ...(selector ? { selector } : {}) }, {}),
+    createDkimKey: (_, { domain, selector, algorithm }, ctx) => dkim.create(ctx, { domain, ...(selector ? { selector } : {}), ...(algorithm ? { algorithm } : {}) }, {}),
     deleteDkimKey: (_, { id }, ctx) => dkim.remove(ctx, undefined, { id }),
     checkDkimKey: (_, { id }, ctx) => dkim.check(ctx, undefined, { id }),
   },

@@ -3,16 +3,16 @@ import type { Config } from '../../config/config.js';
 import { z } from 'zod';
 import type { AuthedContext } from '../../context.js';
 import { tenant } from '../../db/tenant.js';
-import { dkimName, newDkimKey } from '../../delivery/dkim.js';
+import { DKIM_ALGORITHMS, dkimName, newDkimKey, parseDkimRecord, type DkimAlgorithm } from '../../delivery/dkim.js';
 import { encryptJson } from '../../lib/crypto.js';
 import { conflict } from '../../lib/errors.js';
 import { operation } from '../../operation.js';
 import { record } from '../audit/record.js';
 
 /**
- * DKIM keys (admins): Herald generates each sending domain's key pair, keeps the private key
- * encrypted, shows the DNS record to publish, signs every email from the domain with it, and checks
- * whether the record published in DNS matches.
+ * DKIM keys (admins): Herald generates a sending domain's key pairs (RSA or Ed25519), keeps the
+ * private keys encrypted, shows the DNS record to publish, signs every email from the domain with
+ * each of its keys, and checks whether the record published in DNS matches.
  */
 
 const ADMIN = { role: 'admin', apiKeys: false } as const;
@@ -24,7 +24,7 @@ interface DkimRow {
   organization_id: string;
   domain: string;
   selector: string;
-  algorithm: string;
+  algorithm: DkimAlgorithm;
   record: string;
   checked_at: Date | null;
   published: boolean | null;
@@ -72,20 +72,23 @@ export const get = operation({
   },
 });
 
-/** A new key for a domain (`selector` defaults to `herald` and the date, so a second key can be published beside the first). */
+/**
+ * A new key for a domain, RSA unless `algorithm` says `ed25519` (`selector` defaults to `herald`, the
+ * date and, for Ed25519, `ed`, so a second key can be published beside the first).
+ */
 export const create = operation({
   access: ADMIN,
-  input: z.strictObject({ domain, selector: selector.optional() }),
+  input: z.strictObject({ domain, selector: selector.optional(), algorithm: z.enum(DKIM_ALGORITHMS).default('rsa') }),
   async run(ctx: AuthedContext, input) {
-    const chosen = input.selector ?? `herald${new Date().toISOString().slice(0, 10).replaceAll('-', '')}`;
-    const { privateKey, record: txt } = newDkimKey();
+    const chosen = input.selector ?? `herald${new Date().toISOString().slice(0, 10).replaceAll('-', '')}${input.algorithm === 'ed25519' ? 'ed' : ''}`;
+    const { privateKey, record: txt } = newDkimKey(input.algorithm);
     const row = await ctx.db.transaction(async (trx) => {
       const taken = await tenant(trx, ctx.caller.orgId).scoped(TABLE).where({ domain: input.domain, selector: chosen }).first('id');
       if (taken) throw conflict(`${dkimName(chosen, input.domain)} already has a key`);
       const [created] = (await trx(TABLE)
-        .insert({ organization_id: ctx.caller.orgId, domain: input.domain, selector: chosen, private_key: encryptJson(ctx.config.credentialsKey, privateKey), record: txt })
+        .insert({ organization_id: ctx.caller.orgId, domain: input.domain, selector: chosen, algorithm: input.algorithm, private_key: encryptJson(ctx.config.credentialsKey, privateKey), record: txt })
         .returning(COLUMNS)) as DkimRow[];
-      await record(trx, ctx, { action: 'dkim.created', resourceType: 'dkim_key', resourceId: created!.id, details: { domain: input.domain, selector: chosen } });
+      await record(trx, ctx, { action: 'dkim.created', resourceType: 'dkim_key', resourceId: created!.id, details: { domain: input.domain, selector: chosen, algorithm: input.algorithm } });
       return created!;
     });
     return toDto(row);
@@ -105,8 +108,18 @@ export const remove = operation({
   },
 });
 
-/** The record text as DNS answers it (a TXT record may come in several strings), without the spaces that do not count. */
-const normal = (txt: string) => txt.replace(/\s+/g, '').replace(/;$/, '').toLowerCase();
+/** Why a published DKIM record is not `row`'s, or null when one of them is. */
+function mismatch(published: string[], row: DkimRow, name: string): string | null {
+  const mine = parseDkimRecord(row.record);
+  const key = Buffer.from(mine.publicKey, 'base64');
+  const keys = published.map(parseDkimRecord).filter((r) => r.keyType === mine.keyType).map((r) => Buffer.from(r.publicKey, 'base64'));
+  if (keys.some((k) => k.equals(key))) return null;
+  // The SPKI form ends with the raw key: the likeliest mistake of an Ed25519 record, one that verifiers following RFC 8463 refuse.
+  if (row.algorithm === 'ed25519' && keys.some((k) => k.length > key.length && k.subarray(-key.length).equals(key))) {
+    return `The record at ${name} has this key in SPKI form; an Ed25519 record carries the raw 32-byte key, as shown`;
+  }
+  return `The record at ${name} is another key's`;
+}
 
 /** Looks the key's record up in DNS: whether one is published, and whether it is this key's. */
 export const check = operation({
@@ -123,7 +136,8 @@ export const check = operation({
       error = code === 'ENOTFOUND' || code === 'ENODATA' ? `No TXT record at ${name}` : `DNS lookup failed (${code ?? (err as Error).message})`;
     }
     const dkim = found.filter((f) => /v=dkim1/i.test(f) || /p=/i.test(f));
-    const matches = dkim.some((f) => normal(f) === normal(row.record));
+    const wrong = dkim.length ? mismatch(dkim, row, name) : `No DKIM record at ${name}`;
+    const matches = wrong === null;
     const [updated] = (await tenant(ctx.db, ctx.caller.orgId)
       .scoped(TABLE)
       .where(`${TABLE}.id`, id)
@@ -134,7 +148,7 @@ export const check = operation({
       published: dkim.length > 0,
       matches,
       found: dkim,
-      problem: matches ? null : (error ?? (dkim.length ? `The record at ${name} is another key's` : `No DKIM record at ${name}`)),
+      problem: matches ? null : (error ?? wrong),
     };
   },
 });

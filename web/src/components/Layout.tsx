@@ -30,6 +30,7 @@ const NAV: NavItem[] = [
   { to: '/settings/channels', label: 'Channels', adminOnly: true },
   { to: '/settings/providers', label: 'Providers', adminOnly: true },
   { to: '/settings/suppressions', label: 'Suppressions', adminOnly: true },
+  { to: '/settings/dkim-keys', label: 'DKIM keys', adminOnly: true },
   { to: '/settings/webhooks', label: 'Webhooks', adminOnly: true },
   { to: '/settings/tracking', label: 'Tracking', adminOnly: true },
   { to: '/settings/audit-log', label: 'Audit log', adminOnly: true },

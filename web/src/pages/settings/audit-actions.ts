@@ -54,6 +54,14 @@ export const AUDIT_ACTION_GROUPS: { label: string; prefix: string; actions: Reco
     },
   },
   {
+    label: 'DKIM keys',
+    prefix: 'dkim.',
+    actions: {
+      'dkim.created': 'DKIM key created',
+      'dkim.deleted': 'DKIM key deleted',
+    },
+  },
+  {
     label: 'Webhooks',
     prefix: 'webhook.',
     actions: {
