@@ -7,6 +7,7 @@ import { serveTurn } from './modules/campaigns/batches.js';
 import { campaignTasks, sweepCampaigns } from './modules/campaigns/tasks.js';
 import { importTasks, sweepImports } from './modules/contact-imports/tasks.js';
 import { sweepSends } from './modules/notifications/tasks.js';
+import { sweepStats } from './modules/stats/tasks.js';
 import { sandboxTasks } from './modules/sandbox/receipts.js';
 import { sweepWebhooks, webhookTasks } from './modules/webhooks/delivery.js';
 
@@ -23,7 +24,7 @@ import { sweepWebhooks, webhookTasks } from './modules/webhooks/delivery.js';
  * metrics.
  */
 export function workerLanes(deps: Deps): { lanes: WorkerLane[]; onStart: () => Promise<void> } {
-  const sweep = sweeper(deps, [sweepCampaigns, sweepSends, sweepWebhooks, sweepImports]);
+  const sweep = sweeper(deps, [sweepCampaigns, sweepSends, sweepWebhooks, sweepImports, sweepStats]);
   const concurrency = deps.config.workerConcurrency;
   const webhooks = webhookTasks(deps);
   const imports = importTasks(deps);

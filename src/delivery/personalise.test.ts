@@ -20,3 +20,16 @@ test("contact.firstName is the name's first word as JavaScript splits it on whit
   expect(firstName.forRecipient('+254700000000', { name: '\u3000 Ada\u00a0Lovelace' }).body).toBe('[Ada]');
   expect(firstName.forRecipient('+254700000000', { name: ' \t ' }).body).toBe('[]');
 });
+
+test('emptyVariables names the contact variables a recipient has no value for, as the texts write them', () => {
+  const texts = {
+    subject: '{{ contact.name | default: "you" }}',
+    body: '{{ contact.firstName }} {{ contact.name.size }} {{ contact.tags.first }} {{ contact.attributes.plan }} {{ contact.attributes[key] }} {{ contact.phone }} {{ organization.name }}',
+  };
+  const p = new Personaliser(config, 'email', texts, { orgId: 'o', organizationName: 'Org', bulk: true });
+  // An address no contact has: only the address is known.
+  expect(p.emptyVariables('qa@example.com', null)).toEqual(['contact.name', 'contact.firstName', 'contact.tags', 'contact.attributes.plan', 'contact.attributes', 'contact.phone']);
+  const ann = { id: 'c', name: 'Ann Wanjiru', email: 'ann@example.com', phone: null, company: null, tags: ['vip'], attributes: { plan: 'gold' } };
+  expect(p.emptyVariables('ann@example.com', ann)).toEqual(['contact.phone']);
+  expect(p.emptyVariables('ann@example.com', { ...ann, phone: '+254700000000', attributes: { plan: '' } })).toEqual(['contact.attributes.plan']);
+});

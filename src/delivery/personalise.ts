@@ -80,6 +80,12 @@ function contactVariables(channel: Channel, address: string, contact: RecipientC
   };
 }
 
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** What a template prints as nothing, or an object without keys: a variable a recipient has no value for. */
+const isEmpty = (v: unknown): boolean =>
+  v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0) || (isPlainObject(v) && Object.keys(v).length === 0);
+
 /** Whether a UTF-16 code unit is white space as `\s` and `trim()` read it (a personalised campaign asks it of every name's every character). */
 function isSpace(code: number): boolean {
   if (code < 0x80) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
@@ -109,6 +115,8 @@ export class Personaliser {
   private readonly tracks: boolean;
   /** What the texts read of the contacts (`contactsFor` reads only that). */
   readonly contactRead: ContactRead;
+  /** The `contact.*` paths the texts read, in the order written. */
+  private readonly contactPaths: string[][];
   private sharedTexts: MessageTexts | null = null;
   /** `organization` and (in campaigns) `campaign`: the variables every recipient shares. */
   private readonly organization: { name: string };
@@ -131,7 +139,8 @@ export class Personaliser {
     this.readsRecipient = reads.has('contact') || this.readsUnsubscribe;
     this.headers = scope.bulk && channel === 'email';
     this.tracks = channel === 'email' && scope.tracking !== false && isMarkup(texts.body);
-    const paths = [...pathsRead(this.body), ...(this.subject ? pathsRead(this.subject) : [])].filter((p) => p[0] === 'contact');
+    const paths = [...(this.subject ? pathsRead(this.subject) : []), ...pathsRead(this.body)].filter((p) => p[0] === 'contact');
+    this.contactPaths = paths;
     // `contact` read whole (or a field it does not have, or one a variable names) reads every
     // column; an unsubscribe link names the contact by its id.
     const whole = paths.some((p) => !p[1] || !(p[1] in FIELD_COLUMNS));
@@ -186,6 +195,31 @@ export class Personaliser {
     if (texts.subject !== undefined) content.subject = texts.subject;
     if (this.headers) content.headers = { 'List-Unsubscribe': `<${link}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
     return ref ? this.track(content, ref) : content;
+  }
+
+  /**
+   * The `contact.*` variables the texts read that are empty for this recipient (missing, blank, an
+   * empty list or object), named as written (`contact.firstName`, `contact.attributes.plan`), from
+   * the very values `forRecipient` renders with: what a preview warns of before a text greets
+   * someone with "Hello ,". A read past a value that is not an object (`contact.name.size`) is
+   * judged, and named, by that value.
+   */
+  emptyVariables(address: string, contact: RecipientContact | null): string[] {
+    const variables: Record<string, unknown> = { contact: contactVariables(this.channel, address, contact) };
+    const empty = new Set<string>();
+    for (const path of this.contactPaths) {
+      let value: unknown = variables;
+      const named: string[] = [];
+      for (const segment of path) {
+        if (!isPlainObject(value)) break;
+        value = Object.hasOwn(value, segment) ? value[segment] : undefined;
+        named.push(segment);
+        // An object without keys is walked on: the variable named is the key it lacks.
+        if (isEmpty(value) && !isPlainObject(value)) break;
+      }
+      if (named.length > 1 && isEmpty(value)) empty.add(named.join('.'));
+    }
+    return [...empty];
   }
 
   /**

@@ -82,6 +82,31 @@ export interface PipelineDeps {
   delivery: Pick<Delivery, 'bounced'>;
 }
 
+/** What a send costs, as it reserves it. */
+export interface SendPrice {
+  /** Credits a recipient of the shared message costs. */
+  unit: number;
+  /** The recipients by log (at most `MAX_LOG_RECIPIENTS` each), with what each log's valid recipients cost together. */
+  logs: { recipients: RecipientInput[]; reserved: number }[];
+  /** What the send reserves: every log's. */
+  total: number;
+}
+
+/**
+ * Prices a send: each valid recipient its own message (`own.cost`) or the shared one, a recipient
+ * that cannot be sent nothing. A send and its estimate (`POST /notifications/estimate`) both read it,
+ * so the estimate is what the send reserves.
+ */
+export function priceOf(config: Config, channel: Channel, body: string, recipients: RecipientInput[]): SendPrice {
+  const unit = unitCost(config, channel, body);
+  const logs: SendPrice['logs'] = [];
+  for (let i = 0; i < recipients.length; i += MAX_LOG_RECIPIENTS) {
+    const part = recipients.slice(i, i + MAX_LOG_RECIPIENTS);
+    logs.push({ recipients: part, reserved: round2(part.reduce((sum, r) => (r.invalid ? sum : sum + (r.own?.cost ?? unit)), 0)) });
+  }
+  return { unit, logs, total: round2(logs.reduce((sum, l) => sum + l.reserved, 0)) };
+}
+
 /**
  * Sends one message to many recipients: reserves the credits and writes the logs (recipients
  * pending) in one statement, calls the provider batch by batch with bounded concurrency, and settles
@@ -90,15 +115,9 @@ export interface PipelineDeps {
  * recipient (`own`) is sent and charged its own message; the others share the send's.
  */
 export async function deliver(deps: PipelineDeps, req: SendRequest): Promise<RecipientOutcome[]> {
-  const unit = unitCost(deps.config, req.channel, req.body);
+  const { unit, logs, total } = priceOf(deps.config, req.channel, req.body, req.recipients);
   const shared = logTextOf(req.body, unit);
-  const batches: Batch[] = [];
-  for (let i = 0; i < req.recipients.length; i += MAX_LOG_RECIPIENTS) {
-    const recipients = req.recipients.slice(i, i + MAX_LOG_RECIPIENTS);
-    const reserved = round2(recipients.reduce((sum, r) => (r.invalid ? sum : sum + (r.own?.cost ?? unit)), 0));
-    batches.push({ logId: randomUUID(), recipients, reserved, text: logText(recipients, shared) });
-  }
-  const total = round2(batches.reduce((sum, b) => sum + b.reserved, 0));
+  const batches: Batch[] = logs.map((l) => ({ logId: randomUUID(), ...l, text: logText(l.recipients, shared) }));
 
   // The reservation and the pending logs commit together: the logs are written only when the
   // balance covered the whole send, and the reservation's row lock makes concurrent sends queue.

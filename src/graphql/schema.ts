@@ -11,6 +11,7 @@ import { resolvers as campaigns } from '../modules/campaigns/resolvers.js';
 import { resolvers as contacts } from '../modules/contacts/resolvers.js';
 import { resolvers as contactImports } from '../modules/contact-imports/resolvers.js';
 import { resolvers as groups } from '../modules/groups/resolvers.js';
+import { resolvers as invitations } from '../modules/invitations/resolvers.js';
 import { resolvers as messageLogs } from '../modules/message-logs/resolvers.js';
 import { resolvers as notifications } from '../modules/notifications/resolvers.js';
 import { resolvers as sandbox } from '../modules/sandbox/resolvers.js';
@@ -22,6 +23,7 @@ import { resolvers as organizations } from '../modules/organizations/resolvers.j
 import { resolvers as providers } from '../modules/providers/resolvers.js';
 import { resolvers as users } from '../modules/users/resolvers.js';
 import { resolvers as twoFactor } from '../modules/two-factor/resolvers.js';
+import { resolvers as stats } from '../modules/stats/resolvers.js';
 
 export const SCHEMA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../schema');
 
@@ -30,6 +32,6 @@ const base: Resolvers = { Query: { health: () => 'ok' } };
 export function buildSchema() {
   return makeExecutableSchema({
     typeDefs: loadFilesSync(path.join(SCHEMA_DIR, '**/*.graphql')),
-    resolvers: [base, scalars, auth, users, organizations, providers, apiKeys, contacts, contactImports, groups, templates, notifications, messageLogs, sandbox, campaigns, webhooks, audit, twoFactor, suppressions, dkim],
+    resolvers: [base, scalars, auth, users, invitations, organizations, providers, apiKeys, contacts, contactImports, groups, templates, notifications, messageLogs, sandbox, campaigns, webhooks, audit, twoFactor, suppressions, dkim, stats],
   });
 }

@@ -39,6 +39,7 @@ const ERRORS: Record<number, string> = {
   405: 'The path exists with other methods (`Allow` lists them).',
   402: 'The credits do not cover it.',
   409: 'The resource is not in a state that allows this, or the same `Idempotency-Key` is still being answered.',
+  410: 'The link was real but can no longer be used (accepted, expired or revoked).',
   413: 'The body is too large.',
   415: 'The body is not of a type the route reads.',
   422: 'The `Idempotency-Key` was already used with a different request.',
@@ -162,7 +163,10 @@ function operationOf(route: Route): { path: string; method: string; operation: J
   if (input === 'body' || input === 'upload') [413, 415].forEach((s) => errors.add(s));
   if (route.path.includes(':')) [403, 404, 409].forEach((s) => errors.add(s));
   if (route.method === 'post') [402, 409, 422].forEach((s) => errors.add(s));
-  if (route.path.startsWith('/notifications/')) errors.add(502);
+  if (route.path.startsWith('/notifications/send')) errors.add(502);
+  // An invitation link outlives its use: the message says whether it was accepted, expired or revoked.
+  if (route.path.startsWith('/invitations/accept/')) errors.add(410);
+  for (const status of route.errors ?? []) errors.add(status);
   const responses: Json = { [String(status)]: success };
   for (const code of [...errors].sort()) responses[String(code)] = { $ref: `#/components/responses/E${code}` };
 

@@ -241,6 +241,21 @@ export const user = listedUser
 
 const session = z.looseObject({ token: z.string().describe('A JWT.'), user: listedUser });
 
+const invitation = z
+  .looseObject({
+    _id: id,
+    email: z.string(),
+    role,
+    firstName: z.string().nullable(),
+    lastName: z.string().nullable(),
+    organization: id,
+    invitedBy: z.string().describe("The inviting admin's email, as it was then."),
+    invitedById: id,
+    createdAt: instant,
+    expiresAt: instant.describe('When the link stops working.'),
+  })
+  .describe('A pending invitation to join the organization.');
+
 const organization = z
   .looseObject({
     _id: id,
@@ -248,6 +263,7 @@ const organization = z
     sector: z.string(),
     country: z.string(),
     credits: z.number(),
+    deliveryMode: z.enum(['sandbox', 'live']).describe('How messages are delivered: `sandbox` records them in the sandbox outbox instead of sending them (the platform\'s `DELIVERY_MODE`).'),
     emailFromName: z.string().nullable(),
     tracking: z.boolean(),
     requireTwoFactor: z.boolean(),
@@ -316,13 +332,43 @@ const previewMessage = z.looseObject({
   recipient: z.string().nullable(),
   subject: z.string().nullable(),
   text: z.string().nullable(),
+  html: z.boolean(),
   segments: z.number().int().nullable(),
   encoding: z.string().nullable(),
   cost: z.number(),
   error: z.string().nullable(),
 });
 
+const draftPreview = z
+  .looseObject({
+    contactId: id.nullable().describe('The contact rendered for; null when none.'),
+    recipient: z.string().nullable(),
+    subject: z.string().nullable(),
+    body: z.string().nullable().describe('The rendered text; null when it cannot be rendered (see `error`).'),
+    html: z.boolean().describe('Email: whether the rendered text is sent as HTML (it holds markup), else as plain text.'),
+    length: z.number().int().describe('Characters of the rendered text.'),
+    segments: z.number().int().nullable(),
+    encoding: z.string().nullable(),
+    cost: z.number(),
+    emptyVariables: z.array(z.string()).describe('The `contact.*` variables the texts read that are empty for this recipient.'),
+    error: z.string().nullable(),
+  })
+  .describe('A message rendered for one recipient, as a send would render it.');
+
 const list = (item: z.ZodType) => z.array(item);
+
+/** The rollup's counters (`GET /stats/daily`, `GET /campaigns/:id/funnel`). */
+const figures = {
+  sent: z.number().int(),
+  failed: z.number().int(),
+  delivered: z.number().int(),
+  opened: z.number().int(),
+  clicked: z.number().int(),
+  bounced: z.number().int(),
+  complained: z.number().int(),
+  credits: z.number(),
+};
+const day = z.string().describe('A day, `YYYY-MM-DD` (UTC).');
 
 /** The success answer of each described route. */
 export const RESPONSES: Record<string, z.ZodType> = {
@@ -346,12 +392,34 @@ export const RESPONSES: Record<string, z.ZodType> = {
   'post /users/me/two-factor/confirm': recoveryCodes,
   'post /users/me/two-factor/recovery-codes': recoveryCodes,
   'delete /users/:id/two-factor': user,
+  'get /invitations': list(invitation),
+  'post /invitations': z.looseObject({
+    invitation,
+    link: z.string().describe('`<PUBLIC_URL>/invite/<token>`: the page where the person accepts.'),
+    emailed: z.boolean().describe('Whether the link was emailed (an ad hoc email of the organization, charged like one).'),
+    emailError: z.string().nullable().describe('Why it was not emailed; null when it was.'),
+    sandbox: z.boolean().describe('Sandbox delivery mode: the email went to the sandbox outbox.'),
+  }),
+  'delete /invitations/:id': deleted,
+  'get /invitations/accept/:token': z
+    .looseObject({
+      organization: z.looseObject({ _id: id, name: z.string() }),
+      email: z.string(),
+      role,
+      firstName: z.string().nullable(),
+      lastName: z.string().nullable(),
+      expiresAt: instant,
+    })
+    .describe('What the invitation link shows.'),
+  'post /invitations/accept/:token': session.extend({ twoFactorSetupRequired: z.literal(true).optional() }).describe('A session for the new user, as login answers it.'),
   'delete /contacts/:id': deleted,
   'delete /groups/:id': deleted,
   'delete /templates/:id': deleted,
   'delete /webhooks/:id': deleted,
   'delete /api-keys/:id': deleted,
   'post /campaigns/:id/preview': z.looseObject({ contactId: id.nullable(), messages: z.array(previewMessage) }),
+  'post /campaigns/preview': draftPreview,
+  'get /contacts/attribute-keys': z.array(z.string()).describe("The attribute keys of the organization's newest 1,000 contacts, sorted."),
   'post /webhooks/:id/rotate-secret': z.looseObject({ secret: z.string(), previousSecretExpiresAt: instant }),
   'post /webhooks/:id/test': z.looseObject({ eventId: id }),
   'get /webhooks/:id/attempts': list(webhookAttempt),
@@ -365,6 +433,27 @@ export const RESPONSES: Record<string, z.ZodType> = {
     byChannel: z.array(z.looseObject({ channel, status: z.enum(['success', 'failed', 'pending']), count: z.number().int() })),
   }),
   'get /message-logs/:id/events': z.array(messageEvent),
+  'get /stats/daily': z
+    .looseObject({
+      days: z.number().int(),
+      from: day,
+      to: day,
+      timeZone: z.string(),
+      channel: channel.nullable(),
+      daily: z.array(z.looseObject({ date: day, channel, ...figures })),
+      byChannel: z.array(z.looseObject({ channel, ...figures })),
+      totals: z.looseObject(figures),
+    })
+    .describe("The organization's sends per day and channel over its last days, with totals."),
+  'get /campaigns/:id/funnel': z
+    .looseObject({
+      audience: z.number().int(),
+      suppressed: z.number().int(),
+      ...figures,
+      byChannel: z.array(z.looseObject({ channel, audience: z.number().int(), ...figures })),
+      timeline: z.looseObject({ bucketMinutes: z.number().int(), points: z.array(z.looseObject({ at: instant, sent: z.number().int(), failed: z.number().int() })) }),
+    })
+    .describe('A campaign from its audience to its clicks, per channel, with its cost and its sends over time.'),
   'post /sandbox/events': z.looseObject({ recorded: z.string() }),
   'get /organizations/current': organization,
   'put /organizations/current': organization,
@@ -414,6 +503,15 @@ export const RESPONSES: Record<string, z.ZodType> = {
   'get /sandbox/outbox': list(outboxMessage),
   'post /notifications/send': z.union([recipientResult, z.array(recipientResult)]).describe('One result for a string `to`, an array for an array.'),
   'post /notifications/send-to-all': z.array(recipientResult),
+  'post /notifications/estimate': z
+    .looseObject({
+      recipients: z.number().int().describe('Distinct recipients, those that cannot be sent to included.'),
+      invalid: z.number().int().describe('Of them, those the send would fail before sending (not an address, a message that cannot be rendered for them, an email address that bounced permanently): never charged.'),
+      unitCost: z.number().describe("Credits a recipient costs: the dearest recipient's when their messages differ; 0 when none can be sent to."),
+      cost: z.number().describe('Credits the send would reserve.'),
+      balance: z.number().describe("The organization's credits now."),
+    })
+    .describe('What the send would cost, counted as the send counts it; nothing is sent, reserved or logged.'),
   'get /campaigns/:id/estimate': z.looseObject({
     channels: z.array(
       z.looseObject({ channel, recipients: z.number().int(), suppressed: z.looseObject({ unsubscribed: z.number().int() }), unitCost: z.number(), cost: z.number() }),

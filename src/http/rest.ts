@@ -25,6 +25,8 @@ export interface Route {
   stream?: boolean;
   /** The request uploads a file (`text/csv`, or `multipart/form-data` with a `file` part): its fields are the input, the file `params.file`. */
   upload?: boolean;
+  /** Error statuses its method and path do not imply: a 404 for an id the body names. */
+  errors?: number[];
 }
 
 const PAGE_KEYS = new Set(['limit', 'cursor']);

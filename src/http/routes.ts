@@ -4,14 +4,19 @@ import * as auth from '../modules/auth/service.js';
 import * as campaigns from '../modules/campaigns/service.js';
 import { campaignDetail, canceledCampaign, launchedCampaign, listedCampaign } from '../modules/campaigns/dto.js';
 import * as campaignDryRun from '../modules/campaigns/dry-run.js';
+import { previewMessage } from '../modules/campaigns/message-preview.js';
 import * as campaignResend from '../modules/campaigns/resend.js';
 import { pendingSendView } from '../modules/campaigns/runs.js';
 import * as contacts from '../modules/contacts/service.js';
+import { attributeKeys } from '../modules/contacts/attribute-keys.js';
 import { bulk as bulkContacts } from '../modules/contacts/bulk.js';
 import { exportContacts } from '../modules/contacts/export.js';
 import * as contactImports from '../modules/contact-imports/service.js';
 import * as groups from '../modules/groups/service.js';
+import * as invitations from '../modules/invitations/service.js';
+import * as invitationAcceptance from '../modules/invitations/accept.js';
 import * as messageLogs from '../modules/message-logs/service.js';
+import * as stats from '../modules/stats/service.js';
 import * as notifications from '../modules/notifications/service.js';
 import * as sandbox from '../modules/sandbox/service.js';
 import * as sandboxEvents from '../modules/sandbox/receipts.js';
@@ -50,6 +55,12 @@ export const routes: Route[] = [
   { method: 'post', path: '/users/me/two-factor/recovery-codes', op: twoFactor.regenerateRecoveryCodes },
   { method: 'delete', path: '/users/:id/two-factor', op: twoFactor.reset, input: none },
 
+  { method: 'get', path: '/invitations', op: invitations.list, list: true, input: none },
+  { method: 'post', path: '/invitations', op: invitations.invite, status: 201 },
+  { method: 'delete', path: '/invitations/:id', op: invitations.revoke, input: none },
+  { method: 'get', path: '/invitations/accept/:token', op: invitationAcceptance.preview, input: none },
+  { method: 'post', path: '/invitations/accept/:token', op: invitationAcceptance.accept, status: 201, view: invitationAcceptance.sessionView },
+
   { method: 'get', path: '/organizations/current', op: organizations.current, input: none },
   { method: 'put', path: '/organizations/current', op: organizations.updateOrganization },
   { method: 'put', path: '/organizations/current/credentials', op: organizations.updateCredentials },
@@ -67,6 +78,7 @@ export const routes: Route[] = [
   { method: 'get', path: '/contacts', op: contacts.list, list: true, input: queryFilters },
   { method: 'get', path: '/contacts/export', op: exportContacts, stream: true, input: queryParams },
   { method: 'post', path: '/contacts/bulk', op: bulkContacts },
+  { method: 'get', path: '/contacts/attribute-keys', op: attributeKeys, input: none },
   { method: 'get', path: '/contacts/:id', op: contacts.get, input: none },
   { method: 'put', path: '/contacts/:id', op: contacts.update },
   { method: 'delete', path: '/contacts/:id', op: contacts.remove, input: none },
@@ -101,6 +113,7 @@ export const routes: Route[] = [
 
   { method: 'post', path: '/campaigns', op: campaigns.create, status: 201 },
   { method: 'get', path: '/campaigns', op: campaigns.list, list: true, input: none, view: listedCampaign },
+  { method: 'post', path: '/campaigns/preview', op: previewMessage, errors: [404] },
   { method: 'get', path: '/campaigns/:id', op: campaigns.get, input: none, view: campaignDetail },
   { method: 'put', path: '/campaigns/:id', op: campaigns.update },
   { method: 'post', path: '/campaigns/:id/launch', op: campaigns.launch, input: none, view: launchedCampaign },
@@ -113,9 +126,11 @@ export const routes: Route[] = [
   { method: 'get', path: '/campaigns/:id/progress', op: campaigns.progressOf, input: none },
   { method: 'get', path: '/campaigns/:id/runs', op: campaigns.runs, list: true, input: none },
   { method: 'get', path: '/campaigns/:id/pending-sends', op: campaigns.pendingSends, list: true, input: none, view: pendingSendView },
+  { method: 'get', path: '/campaigns/:id/funnel', op: stats.funnel, input: none },
 
   { method: 'post', path: '/notifications/send', op: notifications.send },
   { method: 'post', path: '/notifications/send-to-all', op: notifications.sendToAll },
+  { method: 'post', path: '/notifications/estimate', op: notifications.estimate },
   { method: 'post', path: '/webhooks', op: webhooks.create, status: 201 },
   { method: 'get', path: '/webhooks', op: webhooks.list, list: true, input: none },
   { method: 'get', path: '/webhooks/:id', op: webhooks.get, input: none },
@@ -131,6 +146,7 @@ export const routes: Route[] = [
 
   { method: 'get', path: '/message-logs', op: messageLogs.list, list: true, input: queryFilters },
   { method: 'get', path: '/message-logs/stats', op: messageLogs.stats, input: queryFilters },
+  { method: 'get', path: '/stats/daily', op: stats.daily, input: queryFilters },
   { method: 'get', path: '/message-logs/:id', op: messageLogs.get, input: none },
   { method: 'get', path: '/message-logs/:id/events', op: messageLogs.events, input: none },
   { method: 'get', path: '/sandbox/outbox', op: sandbox.list, list: true, input: queryFilters },

@@ -7,7 +7,7 @@ let herald: Herald, api: Client;
 beforeAll(async () => ({ herald, api } = await heraldWithClient()));
 afterAll(() => herald?.stop());
 
-const ORG_KEYS = ['_id', 'country', 'createdAt', 'credentials', 'credits', 'emailFromName', 'name', 'requireTwoFactor', 'sector', 'tracking', 'updatedAt'];
+const ORG_KEYS = ['_id', 'country', 'createdAt', 'credentials', 'credits', 'deliveryMode', 'emailFromName', 'name', 'requireTwoFactor', 'sector', 'tracking', 'updatedAt'];
 const CREDENTIAL_KEYS = [
   'email_from',
   'email_host',
@@ -54,7 +54,7 @@ describe('GET /organizations/current', () => {
     const res = await api.get('/organizations/current', { token: org.token });
     expect(res.status).toBe(200);
     expectOrganization(res.body);
-    expect(res.body).toMatchObject({ _id: org.orgId, name: companyName, sector: 'Finance', country: 'Kenya', credits: 100, emailFromName: null });
+    expect(res.body).toMatchObject({ _id: org.orgId, name: companyName, sector: 'Finance', country: 'Kenya', credits: 100, deliveryMode: 'sandbox', emailFromName: null });
     expect(typeof res.body.credentials.sms_apiUrl).toBe('string');
     expect(res.body.credentials.sms_apiUrl.length).toBeGreaterThan(0);
     for (const key of CREDENTIAL_KEYS.filter((k) => !ALWAYS_SHOWN.includes(k) && !SET_FLAGS.includes(k))) expect(res.body.credentials[key]).toBeNull();
@@ -104,6 +104,22 @@ describe('GET /organizations/current', () => {
     const { key } = await createApiKey(api, org, 'admin');
     expectGqlError(await api.gql(q, undefined, { apiKey: key }), 403, 'FORBIDDEN', 'Insufficient permissions');
   });
+
+  test('deliveryMode is the platform\'s: sandbox here, live on a live platform, and on `me` too', async () => {
+    const org = await signupOrg(api);
+    const q = '{ organization { deliveryMode } me { organization { _id deliveryMode } } }';
+    const res = await api.gql(q, undefined, { token: org.token });
+    expect(res.body.data).toEqual({ organization: { deliveryMode: 'sandbox' }, me: { organization: { _id: org.orgId, deliveryMode: 'sandbox' } } });
+
+    const { herald: live, api: liveApi } = await heraldWithClient({ DELIVERY_MODE: 'live' });
+    try {
+      const other = await signupOrg(liveApi);
+      expect((await liveApi.get('/organizations/current', { token: other.token })).body.deliveryMode).toBe('live');
+      expect((await liveApi.gql(q, undefined, { token: other.token })).body.data.me.organization.deliveryMode).toBe('live');
+    } finally {
+      await live.stop();
+    }
+  }, 60_000);
 });
 
 /* ------------------------------------------------------------------------------------------ */

@@ -294,7 +294,7 @@ describe('preview and estimate, both doors', () => {
     expect(rest.body).toEqual({
       contactId: rose._id,
       messages: [
-        { channel: 'sms', recipient: rose.phone, subject: null, text: 'Hi Rose, you have 120 points', segments: 1, encoding: 'GSM-7', cost: herald.deps.config.costs.smsSegment, error: null },
+        { channel: 'sms', recipient: rose.phone, subject: null, text: 'Hi Rose, you have 120 points', html: false, segments: 1, encoding: 'GSM-7', cost: herald.deps.config.costs.smsSegment, error: null },
       ],
     });
     const first = await api.post(`/campaigns/${id}/preview`, {}, { token: org.token });

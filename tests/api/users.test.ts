@@ -676,11 +676,11 @@ describe('the last active admin', () => {
 
     const on = await api.put(`/users/${third.user._id}/reactivate`, undefined, { token: second.token });
     expect(on.body.isActive).toBe(true);
-    const deleted = await api.delete(`/users/${second.user._id}`, { token: second.token });
+    const thirdAgain = await login(third.email, third.password);
+    const deleted = await api.delete(`/users/${second.user._id}`, { token: thirdAgain.body.token });
     expect(deleted.status).toBe(200);
     expect(deleted.body).toEqual({ message: 'User Deleted Successfully' });
 
-    const thirdAgain = await login(third.email, third.password);
     const users = await listAll({ token: thirdAgain.body.token });
     expect(users.filter((u) => u.role === 'admin' && u.isActive).map((u) => u._id)).toEqual([third.user._id]);
   });
@@ -697,6 +697,43 @@ describe('the last active admin', () => {
     expectGqlError(await api.gql(`mutation($id: ID!) { deactivateUser(id: $id) { _id } }`, { id: org.user._id }, { token: org.token }), 409, 'CONFLICT');
     expectGqlError(await api.gql(`mutation($id: ID!) { deleteUser(id: $id) { message } }`, { id: org.user._id }, { token: org.token }), 409, 'CONFLICT');
     expect((await api.get('/users/me', { token: org.token })).body).toMatchObject({ role: 'admin', isActive: true });
+  });
+});
+
+/* ------------------------------------------------------------------------------------------ */
+
+describe('an admin acting on themself', () => {
+  test('can not deactivate or delete themself (400), while another admin can', async () => {
+    const org = await signupOrg(api);
+    const second = await addMember(org, 'admin');
+    expectError(await api.put(`/users/${org.user._id}/deactivate`, undefined, { token: org.token }), 400, 'You can not deactivate yourself: ask another admin');
+    expectError(await api.delete(`/users/${org.user._id}`, { token: org.token }), 400, 'You can not delete yourself: ask another admin');
+    expect(await findUser(org, org.user._id)).toMatchObject({ isActive: true });
+    const audit = await api.get('/audit-log?action=user.&limit=1000', { token: org.token });
+    expect(audit.body.filter((e: any) => e.resourceId === org.user._id && /deactivated|deleted/.test(e.action))).toEqual([]);
+
+    // Demoting oneself stays allowed while another admin remains; another admin deactivates and deletes.
+    expect((await api.put(`/users/${second.user._id}/deactivate`, undefined, { token: org.token })).status).toBe(200);
+    expect((await api.put(`/users/${second.user._id}/reactivate`, undefined, { token: org.token })).status).toBe(200);
+    expect((await api.delete(`/users/${org.user._id}`, { token: second.token })).status).toBe(200);
+  });
+
+  test('GraphQL answers 400 BAD_REQUEST', async () => {
+    const org = await signupOrg(api);
+    await addMember(org, 'admin');
+    expectGqlError(
+      await api.gql(`mutation($id: ID!) { deactivateUser(id: $id) { _id } }`, { id: org.user._id }, { token: org.token }),
+      400,
+      'BAD_REQUEST',
+      'You can not deactivate yourself: ask another admin',
+    );
+    expectGqlError(
+      await api.gql(`mutation($id: ID!) { deleteUser(id: $id) { message } }`, { id: org.user._id }, { token: org.token }),
+      400,
+      'BAD_REQUEST',
+      'You can not delete yourself: ask another admin',
+    );
+    expect((await api.get('/users/me', { token: org.token })).body).toMatchObject({ isActive: true });
   });
 });
 

@@ -64,7 +64,8 @@ export async function consoleBrowser(): Promise<ConsoleBrowser> {
         problems.push(`off loopback: ${url}`);
         return route.abort('internetdisconnected');
       });
-      if (token) await context.addInitScript((t) => (globalThis as any).sessionStorage.setItem('herald.token', t), token);
+      // Not in a sandboxed frame (an email preview): it has no storage, and the session is the page's.
+      if (token) await context.addInitScript((t) => (globalThis as any).top === globalThis && (globalThis as any).sessionStorage.setItem('herald.token', t), token);
       await context.addInitScript(() => {
         (globalThis as any).document.addEventListener('securitypolicyviolation', (e: any) => console.error(`CSP violation: ${e.effectiveDirective} ${e.blockedURI}`));
       });

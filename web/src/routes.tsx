@@ -18,6 +18,7 @@ const page = (load: () => Promise<{ default: ComponentType }>): Pick<RouteObject
 export const routes: RouteObject[] = [
   { path: '/login', ...page(() => import('./pages/auth/LoginPage')) },
   { path: '/signup', ...page(() => import('./pages/auth/SignupPage')) },
+  { path: '/invite/:token', ...page(() => import('./pages/auth/AcceptInvitationPage')) },
   {
     element: <RequireSession />,
     children: [

@@ -2,6 +2,7 @@ import { statement } from '../../db/statements.js';
 import { ANY_ENDPOINT, campaignEventDataSql, HANDED, logEventsSql, outboxWrites, WEBHOOK_ENDPOINTS, WOKEN, type HandedJson, type Woken } from '../outbox.js';
 import { allSucceededSql } from '../log-recipients.js';
 import { ANNOUNCED, announceCounted } from './progress.js';
+import { countSettledLogs } from './stats.js';
 
 /**
  * The statements of campaign batches (`campaign_batches`: one row per channel and batch of at most
@@ -146,7 +147,9 @@ export const settleBatches = statement<
                 updated_at = EXCLUDED.updated_at, provider_ids = EXCLUDED.provider_ids, carriers = EXCLUDED.carriers,
                 final_failures = EXCLUDED.final_failures
             WHERE m.settled_at IS NULL
-          RETURNING m.id, m.campaign_id, m.channel, m.test, m.success_count, m.failed_count, m.settled_at),
+          RETURNING m.id, m.campaign_id, m.channel, m.test, m.success_count, m.failed_count, m.settled_at, m.cost, m.created_at),
+        -- The daily rollup counts the logs in this statement (see \`./stats.ts\` for why here).
+        stats AS (${countSettledLogs('logged')}),
         -- The completion time is selected here, as Citus calls no function that is not immutable
         -- inside a CASE of an UPDATE. \`logs\` reads \`logged\`, so that the logs (and their recipient
         -- index entries) are written before \`counted\` takes the campaign's row: Postgres runs a

@@ -1,6 +1,7 @@
 import { statement } from '../../db/statements.js';
 import { pendingFailedSql } from '../log-recipients.js';
 import { logEventsSql, outboxWrites, WEBHOOK_ENDPOINTS, WOKEN, type Woken } from '../outbox.js';
+import { countSettledLogs } from './stats.js';
 
 /**
  * The statements of ad hoc sends' message logs. Credits move in `../credits.ts`, in the same
@@ -53,7 +54,9 @@ export const settleLogs = statement<
               cost = i.cost, network = i.network, provider_ids = i.provider_ids, carriers = i.carriers, settled_at = now(), updated_at = date_trunc('milliseconds', now())
           FROM json_to_recordset(:logs::json) AS i(id uuid, recipients json, success_count int, failed_count int, cost numeric, network text, provider_ids text[], carriers uuid[])
           WHERE m.organization_id = :orgId AND m.id = i.id AND m.settled_at IS NULL
-          RETURNING m.reserved - i.cost AS refund, m.id, m.campaign_id, m.channel, m.test, m.success_count, m.failed_count, m.settled_at),
+          RETURNING m.reserved - i.cost AS refund, m.id, m.campaign_id, m.channel, m.test, m.success_count, m.failed_count, m.settled_at, m.cost, m.created_at),
+        -- The daily rollup counts them in this statement (see \`./stats.ts\` for why here).
+        stats AS (${countSettledLogs('settled')}),
         ${outboxWrites(logEventsSql('settled'), 's.settled_log_id')}
    SELECT settled.refund, settled.success_count, settled.failed_count, ${WOKEN} FROM settled`,
 );
@@ -92,7 +95,8 @@ export const settleAbandonedLogs = statement<{ orgId: string; olderThanSeconds: 
      SET recipients = stale.recipients, failed_count = m.failed_count + m.pending_count, pending_count = 0, reserved = m.cost,
          settled_at = now(), updated_at = date_trunc('milliseconds', now())
      FROM stale WHERE m.organization_id = :orgId AND m.id = stale.id
-     RETURNING stale.reserved - stale.cost AS refund, m.id, m.campaign_id, m.channel, m.test, m.success_count, m.failed_count, m.settled_at),
+     RETURNING stale.reserved - stale.cost AS refund, m.id, m.campaign_id, m.channel, m.test, m.success_count, m.failed_count, m.settled_at, m.cost, m.created_at),
+     stats AS (${countSettledLogs('settled')}),
      ${outboxWrites(logEventsSql('settled'), 's.settled_log_id')}
    SELECT settled.refund, ${WOKEN} FROM settled`,
 );

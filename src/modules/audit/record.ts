@@ -20,6 +20,9 @@ export const AUDIT_ACTIONS = [
   'user.password_reset',
   'user.password_changed',
   'user.two_factor_reset',
+  'invitation.created',
+  'invitation.revoked',
+  'invitation.accepted',
   'api_key.created',
   'api_key.revoked',
   'api_key.deleted',
@@ -53,7 +56,7 @@ export const AUDIT_ACTIONS = [
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export type AuditResourceType = 'user' | 'api_key' | 'organization' | 'webhook' | 'campaign' | 'contact_import' | 'contact' | 'provider' | 'suppression' | 'dkim_key';
+export type AuditResourceType = 'user' | 'invitation' | 'api_key' | 'organization' | 'webhook' | 'campaign' | 'contact_import' | 'contact' | 'provider' | 'suppression' | 'dkim_key';
 
 export interface AuditEntryInput {
   action: AuditAction;

@@ -3,6 +3,7 @@ import type { AuthedContext } from '../../context.js';
 import { tenant } from '../../db/tenant.js';
 import { characterCount, preview as previewOf, smsShape } from '../../delivery/cost.js';
 import * as credits from '../../delivery/credits.js';
+import { isMarkup } from '../../delivery/html.js';
 import { round2 } from '../../delivery/credits.js';
 import { contactsFor, type RecipientContact } from '../../delivery/personalise.js';
 import { deliver, type RecipientInput, type RecipientOutcome } from '../../delivery/pipeline.js';
@@ -46,6 +47,8 @@ export interface PreviewMessage {
   recipient: string | null;
   subject: string | null;
   text: string | null;
+  /** Email: whether the rendered text is sent as HTML (it holds markup), else as plain text. */
+  html: boolean;
   /** SMS only: segments of the rendered text, and its encoding. */
   segments: number | null;
   encoding: string | null;
@@ -105,11 +108,12 @@ export const preview = operation({
         contactId ??= contact?.id ?? null;
       }
       const personaliser = personaliserFor(ctx.config, campaign, channel, organizationName);
-      const shown: PreviewMessage = { channel, recipient, subject: null, text: null, segments: null, encoding: null, cost: 0, error: null };
+      const shown: PreviewMessage = { channel, recipient, subject: null, text: null, html: false, segments: null, encoding: null, cost: 0, error: null };
       try {
         const content = personaliser.forRecipient(recipient ?? '', contact);
         shown.text = content.body!;
         shown.subject = content.subject ?? null;
+        shown.html = channel === 'email' && isMarkup(content.body!);
         shown.cost = personaliser.costOf(content.body!);
         if (channel === 'sms') {
           const shape = smsShape(content.body!);

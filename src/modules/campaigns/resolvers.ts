@@ -4,6 +4,7 @@ import * as messageLogs from '../message-logs/service.js';
 import type { CampaignDto } from './dto.js';
 import * as resend from './resend.js';
 import * as dryRun from './dry-run.js';
+import { previewMessage } from './message-preview.js';
 import * as progress from './progress.js';
 import { NOT_SENDING, type Sending } from './sending.js';
 import * as campaigns from './service.js';
@@ -36,6 +37,7 @@ export const resolvers: Resolvers = {
     campaigns: async (_, args, ctx) => connection(await campaigns.list(ctx, undefined, pageArgs(args))),
     campaign: (_, { id }, ctx) => campaigns.get(ctx, undefined, { id }),
     campaignPreview: (_, { id, contactId }, ctx) => dryRun.preview(ctx, compact({ contactId }), { id }),
+    previewMessage: (_, { input }, ctx) => previewMessage(ctx, compact(input), {}),
     campaignEstimate: (_, { id }, ctx) => dryRun.estimate(ctx, undefined, { id }),
     campaignResendEstimate: (_, { id }, ctx) => resend.estimate(ctx, undefined, { id }),
   },

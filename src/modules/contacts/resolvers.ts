@@ -1,6 +1,7 @@
 import type { Resolvers } from '../../graphql/generated/resolvers-types.js';
 import { compact, connection, pageArgs } from '../../graphql/glue.js';
 import type { GroupDto } from '../groups/dto.js';
+import { attributeKeys } from './attribute-keys.js';
 import { bulk } from './bulk.js';
 import { exportLink } from './export.js';
 import * as contacts from './service.js';
@@ -16,6 +17,7 @@ export const resolvers: Resolvers = {
     contacts: async (_, args, ctx) => connection(await contacts.list(ctx, compact(args.filter), pageArgs(args))),
     contact: (_, { id }, ctx) => contacts.get(ctx, undefined, { id }),
     contactExport: (_, args, ctx) => exportLink(ctx, compact(args.filter), {}),
+    contactAttributeKeys: (_, _args, ctx) => attributeKeys(ctx, undefined, {}),
   },
   Mutation: {
     createContact: (_, { input }, ctx) => contacts.create(ctx, contactInput(input), {}),

@@ -3,6 +3,9 @@ import { compact } from '../../graphql/glue.js';
 import * as notifications from './service.js';
 
 export const resolvers: Resolvers = {
+  Query: {
+    notificationEstimate: (_, { input }, ctx) => notifications.estimate(ctx, compact(input), {}),
+  },
   Mutation: {
     sendNotification: async (_, { input }, ctx) => {
       const result = await notifications.send(ctx, compact(input), {});

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { AuthedContext } from '../../context.js';
 import { idempotent } from '../../db/idempotency.js';
 import { tenant } from '../../db/tenant.js';
-import { deliver, type RecipientInput, type RecipientOutcome } from '../../delivery/pipeline.js';
+import * as credits from '../../delivery/credits.js';
+import { deliver, priceOf, type RecipientInput, type RecipientOutcome } from '../../delivery/pipeline.js';
 import type { Channel } from '../../delivery/types.js';
 import { normaliseAddress } from '../../lib/addresses.js';
 import { badRequest, HttpError, validationFailed, type FieldProblem } from '../../lib/errors.js';
@@ -11,7 +12,7 @@ import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
 import { leftChannel } from '../consent/service.js';
 import { MESSAGE_LIMIT } from '../../delivery/personalise.js';
-import { prepare, textsOf, type Audience } from './messages.js';
+import { prepare, textsOf, type Audience, type PreparedMessage } from './messages.js';
 
 const SEND = { role: 'any', apiKeys: true } as const;
 const MAX_RECIPIENTS = 10_000;
@@ -112,12 +113,7 @@ const invalidSingle = (channel: Channel): FieldProblem => ({ field: 'to', messag
 async function sendMessage(ctx: AuthedContext, input: CommonInput, recipients: RecipientInput[], audience: Audience, single = false): Promise<RecipientOutcome[]> {
   const channel = input.type;
   const channelReady = await ctx.delivery.channelFor(ctx.caller.orgId, channel);
-  const texts = await textsOf(ctx, input);
-  // The template named was deleted (or moved) since the input was checked.
-  if (Array.isArray(texts)) throw validationFailed(texts);
-  const message = await prepare(ctx, channel, texts, recipients, audience);
-  if (single && message.recipients[0]?.invalid) throw badRequest(message.recipients[0].invalid);
-  if (channel === 'email') await failHardBounced(ctx, message.recipients);
+  const message = await messageFor(ctx, input, recipients, audience, single);
   await ctx.quotas.sendMessages(ctx.caller.orgId, message.recipients.filter((r) => !r.invalid).length);
   return deliver(ctx, {
     orgId: ctx.caller.orgId,
@@ -133,6 +129,35 @@ async function sendMessage(ctx: AuthedContext, input: CommonInput, recipients: R
     // A send to given recipients is transactional; one to every contact is bulk, behind it.
     lane: audience.bulk ? 'bulk' : 'transactional',
   });
+}
+
+/**
+ * The input's message rendered and priced for `recipients`; those it cannot be sent to (a render
+ * that fails, an email address that bounced for good) failed with the reason. What a send sends and
+ * its estimate counts.
+ */
+async function messageFor(ctx: AuthedContext, input: CommonInput, recipients: RecipientInput[], audience: Audience, single = false): Promise<PreparedMessage> {
+  const texts = await textsOf(ctx, input);
+  // The template named was deleted (or moved) since the input was checked.
+  if (Array.isArray(texts)) throw validationFailed(texts);
+  const message = await prepare(ctx, input.type, texts, recipients, audience);
+  if (single && message.recipients[0]?.invalid) throw badRequest(message.recipients[0].invalid);
+  if (input.type === 'email') await failHardBounced(ctx, message.recipients);
+  return message;
+}
+
+/** The distinct recipients of `to`, in order: each address as Herald sends to it, or failed as not one. */
+async function recipientsOf(ctx: AuthedContext, channel: Channel, to: string[]): Promise<RecipientInput[]> {
+  const seen = new Set<string>();
+  const recipients: RecipientInput[] = [];
+  for (const raw of to) {
+    const address = await normalise(ctx, channel, raw);
+    const key = address ?? `invalid:${raw}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    recipients.push(address ? { recipient: address } : { recipient: raw, invalid: invalidReason(channel) });
+  }
+  return recipients;
 }
 
 /**
@@ -182,17 +207,49 @@ export const send = operation({
         if (outcome!.status === 'failed') throw new HttpError(502, outcome!.error ?? 'Delivery failed');
         return { recipient: outcome!.recipient, status: 'success' } as RecipientOutcome;
       }
-      const seen = new Set<string>();
-      const recipients: RecipientInput[] = [];
-      for (const raw of input.to) {
-        const address = await normalise(ctx, input.type, raw);
-        const key = address ?? `invalid:${raw}`;
-        if (seen.has(key)) continue;
-        seen.add(key);
-        recipients.push(address ? { recipient: address } : { recipient: raw, invalid: invalidReason(input.type) });
-      }
-      return sendMessage(ctx, input, recipients, AD_HOC);
+      return sendMessage(ctx, input, await recipientsOf(ctx, input.type, input.to), AD_HOC);
     });
+  },
+});
+
+/** What `POST /notifications/estimate` answers: what the same body sent now would reserve. */
+export interface SendEstimate {
+  /** Distinct recipients, those that cannot be sent to included. */
+  recipients: number;
+  /** Of them, those that would fail before sending, never charged. */
+  invalid: number;
+  /** Credits a recipient costs: the dearest one's when their messages differ; 0 when none can be sent to. */
+  unitCost: number;
+  /** Credits the send would reserve. */
+  cost: number;
+  /** The organization's credits now. */
+  balance: number;
+}
+
+/**
+ * `POST /notifications/estimate`: the send's body, counted and priced by the very steps the send
+ * takes (addresses read, message rendered per recipient, permanently bounced emails failed), without
+ * sending, reserving or logging anything. A string `to` is one recipient, counted as invalid when it
+ * is not an address (the send would refuse it).
+ */
+export const estimate = operation({
+  access: SEND,
+  input: sendInput,
+  async check(ctx, input, _params, failed) {
+    return textProblems(ctx, input, failed);
+  },
+  async run(ctx, input): Promise<SendEstimate> {
+    const recipients = await recipientsOf(ctx, input.type, typeof input.to === 'string' ? [input.to] : input.to);
+    const message = await messageFor(ctx, input, recipients, AD_HOC);
+    const price = priceOf(ctx.config, input.type, message.body, message.recipients);
+    const valid = message.recipients.filter((r) => !r.invalid);
+    return {
+      recipients: message.recipients.length,
+      invalid: message.recipients.length - valid.length,
+      unitCost: valid.reduce((most, r) => Math.max(most, r.own?.cost ?? price.unit), 0),
+      cost: price.total,
+      balance: await credits.balance(ctx.db, ctx.caller.orgId),
+    };
   },
 });
 

@@ -69,6 +69,8 @@ export interface OrganizationSummary {
 }
 
 export interface OrganizationDto extends OrganizationSummary {
+  /** The platform's, the same for every organization: `sandbox` records messages in the outbox instead of sending them. */
+  deliveryMode: 'sandbox' | 'live';
   emailFromName: string | null;
   tracking: boolean;
   /** Members must use two-factor authentication: until they enrol, their sessions may only enrol. */

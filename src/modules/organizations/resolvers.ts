@@ -11,6 +11,8 @@ export const resolvers: Resolvers = {
     updateOrganization: (_, { input }, ctx) => organizations.updateOrganization(ctx, compact(input), {}),
   },
   Organization: {
+    // The platform's mode, known without reading the organization.
+    deliveryMode: (org, _, ctx) => org.deliveryMode ?? organizations.deliveryModeOf(ctx),
     // A summary from the loader lacks these; they come from the same operation as `organization`.
     credentials: async (org, _, ctx) => org.credentials ?? (await organizations.current(ctx, undefined, {})).credentials,
     emailFromName: async (org, _, ctx) =>

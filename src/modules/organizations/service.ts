@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Knex } from 'knex';
-import type { AuthedContext } from '../../context.js';
+import type { AuthedContext, Context } from '../../context.js';
 import type { Config } from '../../config/config.js';
 import { nowMs } from '../../db/database.js';
 import { isEmailAddress } from '../../lib/addresses.js';
@@ -27,6 +27,7 @@ async function toOrganizationDto(ctx: AuthedContext, row: OrganizationRow, db: K
   const role = ctx.caller.role;
   return {
     ...toSummary(row),
+    deliveryMode: deliveryModeOf(ctx),
     emailFromName: row.email_from_name,
     tracking: row.tracking,
     requireTwoFactor: row.require_two_factor,
@@ -35,6 +36,9 @@ async function toOrganizationDto(ctx: AuthedContext, row: OrganizationRow, db: K
     updatedAt: row.updated_at.toISOString(),
   };
 }
+
+/** How the organization's messages are delivered: the platform's mode (`DELIVERY_MODE`), which the console shows on every page. */
+export const deliveryModeOf = (ctx: Pick<Context, 'delivery'>): OrganizationDto['deliveryMode'] => ctx.delivery.mode;
 
 export const current = operation({
   access: { role: 'any', apiKeys: false },

@@ -1,6 +1,7 @@
 import { statement } from '../../db/statements.js';
 import { ANY_ENDPOINT, outboxWrites, WEBHOOK_ENDPOINTS, WOKEN, type Woken } from '../../delivery/outbox.js';
 import { ANNOUNCED, announceCounted } from '../../delivery/sql/progress.js';
+import { countReceiptChanges } from '../../delivery/sql/stats.js';
 
 /**
  * The statements of receipts and engagement (platform.md): a recipient's state after its send
@@ -53,9 +54,13 @@ const COUNT_IN_CAMPAIGNS = `UPDATE campaigns c SET delivered = c.delivered + x.d
    WHERE c.organization_id = :orgId AND c.id = x.campaign_id
    RETURNING c.id, c.parent_id`;
 
-/** SQL: the CTEs shared by the writes of receipts, after `changed`: its events, its counters, their announcement and their webhooks. */
+/**
+ * SQL: the CTEs shared by the writes of receipts, after `changed`: its events, its counters (the
+ * campaigns' and the daily rollup's), their announcement and their webhooks.
+ */
 const AFTER_CHANGES = `ev AS (${INSERT_EVENTS}),
         counted AS (${COUNT_IN_CAMPAIGNS}),
+        stats AS (${countReceiptChanges('changed')}),
         ${announceCounted()},
         ${OUTBOX}`;
 

@@ -16,6 +16,8 @@ import { record, type AuditEntryInput } from '../audit/record.js';
 const ADMIN = { role: 'admin', apiKeys: false } as const;
 const ANY_USER = { role: 'any', apiKeys: false } as const;
 const LAST_ADMIN = 'An organization must keep at least one active admin';
+/** Another admin does it: an admin locked out by their own click could not undo it. */
+const NOT_YOURSELF = { deactivate: 'You can not deactivate yourself: ask another admin', delete: 'You can not delete yourself: ask another admin' };
 
 type Params = { id: string };
 
@@ -92,6 +94,7 @@ async function changeUser(
     const user = await t.owned<UserRow>('users', id, [...USER_COLUMNS]);
     const losesAdmin = user.role === 'admin' && user.is_active && (patch.role === 'user' || patch.is_active === false);
     if (losesAdmin) await assertAnotherActiveAdmin(trx, ctx.caller.orgId, user.id);
+    if (patch.is_active === false && user.id === ctx.caller.userId) throw badRequest(NOT_YOURSELF.deactivate);
     const [updated] = await t.scoped('users').where({ id }).update({ ...patch, updated_at: nowMs(ctx.db) }).returning(USER_COLUMNS);
     for (const entry of userChanges(user, updated as UserRow)) await record(trx, ctx, entry);
     return updated as UserRow;
@@ -178,7 +181,7 @@ export const remove = operation({
       const t = tenant(trx, ctx.caller.orgId);
       const user = await t.owned<UserRow>('users', id, [...USER_COLUMNS]);
       if (user.role === 'admin' && user.is_active) await assertAnotherActiveAdmin(trx, ctx.caller.orgId, user.id);
-      // Recorded first: the actor's own row is still there to name it, should an admin delete themself.
+      if (user.id === ctx.caller.userId) throw badRequest(NOT_YOURSELF.delete);
       await record(trx, ctx, { action: 'user.deleted', resourceType: 'user', resourceId: id, details: { email: user.email, role: user.role } });
       await t.scoped('users').where({ id }).delete();
     });

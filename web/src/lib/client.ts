@@ -47,6 +47,8 @@ export function createHeraldClient(token: string | null): { client: Client; disp
           RecoveryCodes: () => null,
           LoginPayload: () => null,
           AuthPayload: () => null,
+          InvitePayload: () => null,
+          InvitationPreview: () => null,
           ProviderHealth: () => null,
           ProviderTypeField: () => null,
           ProviderTestResult: () => null,

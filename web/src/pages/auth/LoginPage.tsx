@@ -36,7 +36,7 @@ export default function LoginPage() {
   const [mfaToken, setMfaToken] = useState<string | null>(null);
   if (token) return <Navigate to={(location.state as { from?: string } | null)?.from ?? '/'} replace />;
   return (
-    <Container size={420} py="xl">
+    <Container component="main" size={420} py="xl">
       <Title order={1} ta="center" mb="md">
         Log in to Herald
       </Title>

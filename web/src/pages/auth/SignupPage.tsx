@@ -45,7 +45,7 @@ export default function SignupPage() {
   };
   const errors = fieldErrors(error);
   return (
-    <Container size={640} py="xl">
+    <Container component="main" size={640} py="xl">
       <Title order={1} ta="center" mb="md">
         Create your Herald organization
       </Title>

@@ -1,4 +1,4 @@
-import { Alert, Button, Checkbox, Fieldset, Group, List, MultiSelect, Select, Stack, TagsInput, Text, TextInput, Textarea } from '@mantine/core';
+import { Alert, Box, Button, Checkbox, Fieldset, Grid, Group, List, MultiSelect, Select, Stack, TagsInput, Text, TextInput, Textarea } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { useMutation, useQuery, type CombinedError } from 'urql';
@@ -12,6 +12,7 @@ import { fieldErrors } from '../../lib/errors';
 import { formatNumber } from '../../lib/format';
 import { useMe } from '../../lib/me';
 import { CHANNELS, CHANNEL_LABELS, TYPE_LABELS, channelList, fromLocalInput, plural, timeZone, toLocalInput } from './campaign-fields';
+import { ComposePreviewCard, type PreviewText } from './ComposePreviewCard';
 import { MessageFields, emptyMessage, messageInput, type MessageDraft, type TemplateOption } from './MessageFields';
 import { RecurrenceFields, recurrenceDraftOf, recurrenceInput } from './RecurrenceFields';
 import { TriggerFields, delayInput, triggerDraftOf, triggerInput } from './TriggerFields';
@@ -131,6 +132,13 @@ function CampaignForm({ campaign }: { campaign: CampaignFieldsFragment | null })
   const state = campaign ? updateState : createState;
   const errors = fieldErrors(state.error);
 
+  // What the preview renders: each channel's text as written, or its chosen template's.
+  const previewTexts: PreviewText[] = channels.map((channel) => {
+    const m = messages[channel];
+    const template = m.templateId ? templates.find((t) => t._id === m.templateId) : undefined;
+    return template ? { channel, subject: template.subject ?? '', content: template.content } : { channel, subject: m.subject, content: m.content };
+  });
+
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     const messageInputs = Object.fromEntries(channels.map((c) => [c, messageInput(c, messages[c])]));
@@ -171,83 +179,93 @@ function CampaignForm({ campaign }: { campaign: CampaignFieldsFragment | null })
   return (
     <>
       <PageHeader title={campaign ? `Edit ${campaign.name}` : 'New campaign'} />
-      <form onSubmit={submit}>
-        <Stack maw={760}>
-          <UnplacedErrors error={state.error} errors={errors} placed={placedFields(channels, type)} />
-          <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} error={errors.name} data-autofocus />
-          {campaign ? (
-            <FixedFields campaign={campaign} />
-          ) : (
-            <>
-              <Textarea label="Description" autosize minRows={2} value={description} onChange={(e) => setDescription(e.currentTarget.value)} error={errors.description} />
-              <Select
-                label="Type"
-                required
-                data={Object.entries(TYPE_LABELS).map(([value, label]) => ({ value, label: `${label}: ${TYPE_DESCRIPTIONS[value as CampaignType]}` }))}
-                value={type}
-                onChange={(v) => v && setType(v as CampaignType)}
-                allowDeselect={false}
-                error={errors.type}
-              />
-              <Checkbox.Group label="Channels" description="The campaign sends its message over each channel chosen." required value={channels} onChange={(v) => setChannels(v as Channel[])} error={errors.channels}>
-                <Group mt="xs">
-                  {CHANNELS.map((c) => (
-                    <Checkbox key={c} value={c} label={CHANNEL_LABELS[c]} />
-                  ))}
-                </Group>
-              </Checkbox.Group>
-              {type !== 'automated' && (
-                <Fieldset legend="Audience">
-                  <Stack>
-                    <Text size="sm">Leave all three empty to send to every contact. Each address gets the message once per channel.</Text>
-                    <MultiSelect
-                      label="Groups"
-                      placeholder={groups.length ? 'Choose groups' : 'No groups yet'}
-                      data={groups.map((g) => ({ value: g._id, label: `${g.name} (${formatNumber(g.contactCount)})` }))}
-                      value={groupIds}
-                      onChange={setGroupIds}
-                      searchable
-                      error={errors['recipients.groups']}
-                    />
-                    <ContactPicker label="Contacts" placeholder="Type a name, email or phone" value={contacts} onChange={setContacts} error={errors['recipients.contacts']} />
-                    <TagsInput
-                      label="Other addresses"
-                      description="Emails or phone numbers of people who are not contacts; press Enter after each."
-                      value={manual}
-                      onChange={setManual}
-                      error={errors['recipients.manual']}
-                    />
-                  </Stack>
-                </Fieldset>
+      <Grid>
+        <Grid.Col span={{ base: 12, md: 7 }}>
+          <form onSubmit={submit}>
+            <Stack>
+              <UnplacedErrors error={state.error} errors={errors} placed={placedFields(channels, type)} />
+              <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} error={errors.name} data-autofocus />
+              {campaign ? (
+                <FixedFields campaign={campaign} />
+              ) : (
+                <>
+                  <Textarea label="Description" autosize minRows={2} value={description} onChange={(e) => setDescription(e.currentTarget.value)} error={errors.description} />
+                  <Select
+                    label="Type"
+                    required
+                    data={Object.entries(TYPE_LABELS).map(([value, label]) => ({ value, label: `${label}: ${TYPE_DESCRIPTIONS[value as CampaignType]}` }))}
+                    value={type}
+                    onChange={(v) => v && setType(v as CampaignType)}
+                    allowDeselect={false}
+                    error={errors.type}
+                  />
+                  <Checkbox.Group label="Channels" description="The campaign sends its message over each channel chosen." required value={channels} onChange={(v) => setChannels(v as Channel[])} error={errors.channels}>
+                    <Group mt="xs">
+                      {CHANNELS.map((c) => (
+                        <Checkbox key={c} value={c} label={CHANNEL_LABELS[c]} />
+                      ))}
+                    </Group>
+                  </Checkbox.Group>
+                  {type !== 'automated' && (
+                    <Fieldset legend="Audience">
+                      <Stack>
+                        <Text size="sm">Leave all three empty to send to every contact. Each address gets the message once per channel.</Text>
+                        <MultiSelect
+                          label="Groups"
+                          placeholder={groups.length ? 'Choose groups' : 'No groups yet'}
+                          data={groups.map((g) => ({ value: g._id, label: `${g.name} (${formatNumber(g.contactCount)})` }))}
+                          value={groupIds}
+                          onChange={setGroupIds}
+                          searchable
+                          error={errors['recipients.groups']}
+                        />
+                        <ContactPicker label="Contacts" placeholder="Type a name, email or phone" value={contacts} onChange={setContacts} error={errors['recipients.contacts']} />
+                        <TagsInput
+                          label="Other addresses"
+                          description="Emails or phone numbers of people who are not contacts; press Enter after each."
+                          value={manual}
+                          onChange={setManual}
+                          error={errors['recipients.manual']}
+                        />
+                      </Stack>
+                    </Fieldset>
+                  )}
+                </>
               )}
-            </>
-          )}
-          {type === 'recurring' && <RecurrenceFields value={recurrence} onChange={setRecurrence} errors={errors} />}
-          {type === 'automated' && <TriggerFields value={trigger} onChange={setTrigger} groups={groups} errors={errors} />}
-          {channels.map((c) => (
-            <MessageFields key={c} channel={c} value={messages[c]} onChange={(m) => setMessages((all) => ({ ...all, [c]: m }))} templates={templates} errors={errors} />
-          ))}
-          {/* An automated campaign answers its trigger from launch: it has no start time. */}
-          {type !== 'automated' && (
-            <TextInput
-              type="datetime-local"
-              label="Start at"
-              description={`${START_HELP[type]} Your time zone: ${timeZone}.`}
-              value={schedule}
-              onChange={(e) => setSchedule(e.currentTarget.value)}
-              error={errors.scheduleDate}
-            />
-          )}
-          <Group justify="flex-end">
-            <Button variant="default" component={Link} to={campaign ? `/campaigns/${campaign._id}` : '/campaigns'}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={state.fetching}>
-              {campaign ? 'Save campaign' : 'Create campaign'}
-            </Button>
-          </Group>
-        </Stack>
-      </form>
+              {type === 'recurring' && <RecurrenceFields value={recurrence} onChange={setRecurrence} errors={errors} />}
+              {type === 'automated' && <TriggerFields value={trigger} onChange={setTrigger} groups={groups} errors={errors} />}
+              {channels.map((c) => (
+                <MessageFields key={c} channel={c} value={messages[c]} onChange={(m) => setMessages((all) => ({ ...all, [c]: m }))} templates={templates} errors={errors} />
+              ))}
+              {/* An automated campaign answers its trigger from launch: it has no start time. */}
+              {type !== 'automated' && (
+                <TextInput
+                  type="datetime-local"
+                  label="Start at"
+                  description={`${START_HELP[type]} Your time zone: ${timeZone}.`}
+                  value={schedule}
+                  onChange={(e) => setSchedule(e.currentTarget.value)}
+                  error={errors.scheduleDate}
+                />
+              )}
+              <Group justify="flex-end">
+                <Button variant="default" component={Link} to={campaign ? `/campaigns/${campaign._id}` : '/campaigns'}>
+                  Cancel
+                </Button>
+                <Button type="submit" loading={state.fetching}>
+                  {campaign ? 'Save campaign' : 'Create campaign'}
+                </Button>
+              </Group>
+            </Stack>
+          </form>
+        </Grid.Col>
+        <Grid.Col span={{ base: 12, md: 5 }}>
+          {/* Beside the form as it scrolls, scrolling on its own when taller than the window. */}
+          <Box pos="sticky" top={72} mah="calc(100vh - 88px)" style={{ overflowY: 'auto' }}>
+            <ComposePreviewCard texts={previewTexts} campaignName={name} />
+          </Box>
+        </Grid.Col>
+      </Grid>
     </>
   );
 }

@@ -12,6 +12,7 @@ import { formatDateTime, formatNumber } from '../../lib/format';
 import { useMe } from '../../lib/me';
 import { CampaignActions } from './CampaignActions';
 import { CampaignAnalyticsCard } from './CampaignAnalyticsCard';
+import { CampaignFunnelCard } from './CampaignFunnelCard';
 import { CampaignEstimateCard } from './CampaignEstimateCard';
 import { ThrottledBadge, type Pace } from './CampaignPace';
 import { CampaignPreviewCard } from './CampaignPreviewCard';
@@ -133,6 +134,7 @@ export default function CampaignPage() {
         <Grid.Col span={{ base: 12, md: 7 }}>
           <Stack>
             {status !== 'draft' && <CampaignAnalyticsCard status={status} channels={campaign.channels} analytics={analytics} total={campaign.progress.total} live={waiting} pace={pace} />}
+            {status !== 'draft' && <CampaignFunnelCard campaignId={campaign._id} stamp={stamp} />}
             {beforeLaunch && <CampaignPreviewCard campaignId={campaign._id} />}
             {/* An automated campaign's audience is not known before its triggers happen: nothing to estimate. */}
             {beforeLaunch && campaign.type !== 'automated' && <CampaignEstimateCard campaignId={campaign._id} />}

@@ -5,6 +5,7 @@ import { ContactSelect, type ContactOption } from '../../components/ContactPicke
 import { ErrorAlert } from '../../components/ErrorAlert';
 import { graphql } from '../../gql';
 import { CHANNEL_LABELS, plural } from './campaign-fields';
+import { EmailFrame } from './EmailFrame';
 
 const CampaignPreviewDocument = graphql(`
   query CampaignPagePreview($id: ID!, $contactId: ID) {
@@ -15,6 +16,7 @@ const CampaignPreviewDocument = graphql(`
         recipient
         subject
         text
+        html
         segments
         encoding
         cost
@@ -27,7 +29,7 @@ const CampaignPreviewDocument = graphql(`
 /**
  * The campaign's messages as one recipient would get them: rendered by the server for a chosen
  * contact, or for the campaign's first recipient (asked again each time the card is shown, so an
- * edit is never previewed stale).
+ * edit is never previewed stale); an email drawn as a mail client would, in a sandboxed frame.
  */
 export function CampaignPreviewCard({ campaignId }: { campaignId: string }) {
   const [contact, setContact] = useState<ContactOption | null>(null);
@@ -56,16 +58,17 @@ export function CampaignPreviewCard({ campaignId }: { campaignId: string }) {
                 {m.error}
               </Alert>
             )}
-            {m.text != null && (
-              <Paper withBorder p="sm" aria-label={`${CHANNEL_LABELS[m.channel]} preview`}>
-                {m.subject != null && (
-                  <Text fw={600} mb="xs">
-                    {m.subject}
-                  </Text>
-                )}
-                <Text style={{ whiteSpace: 'pre-wrap', overflowWrap: 'anywhere' }}>{m.text}</Text>
-              </Paper>
-            )}
+            {m.text != null &&
+              (m.channel === 'email' ? (
+                <Stack gap={4} role="group" aria-label={`${CHANNEL_LABELS[m.channel]} preview`}>
+                  <Text fw={600}>{m.subject || '(no subject)'}</Text>
+                  <EmailFrame body={m.text} html={m.html} title={`${CHANNEL_LABELS[m.channel]} preview`} />
+                </Stack>
+              ) : (
+                <Paper withBorder p="sm" aria-label={`${CHANNEL_LABELS[m.channel]} preview`}>
+                  <Text style={{ whiteSpace: 'pre-wrap', overflowWrap: 'anywhere' }}>{m.text}</Text>
+                </Paper>
+              ))}
             <Group gap="xs">
               {m.segments != null && (
                 <Badge variant="outline" color="gray.8" tt="none">

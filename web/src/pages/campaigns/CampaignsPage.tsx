@@ -7,7 +7,8 @@ import { ErrorAlert } from '../../components/ErrorAlert';
 import { PageHeader } from '../../components/PageHeader';
 import { PageLoader } from '../../components/PageLoader';
 import { graphql } from '../../gql';
-import { formatDateTime } from '../../lib/format';
+import type { CampaignsListQuery } from '../../gql/graphql';
+import { formatDateTime, formatNumber } from '../../lib/format';
 import { useMe } from '../../lib/me';
 import { useCursorPages } from '../../lib/use-cursor-pages';
 import { StatusBadge, TYPE_LABELS, channelList } from './campaign-fields';
@@ -31,11 +32,27 @@ const CampaignsList = graphql(`
           status
           scheduleDate
           createdAt
+          analytics {
+            sent
+            delivered
+            opened
+            clicked
+          }
         }
       }
     }
   }
 `);
+
+type ListedAnalytics = CampaignsListQuery['campaigns']['edges'][number]['node']['analytics'];
+
+/** The analytics the list shows, each in its column: how far each campaign got at a glance. */
+const COUNTS = [
+  ['sent', 'Sent'],
+  ['delivered', 'Delivered'],
+  ['opened', 'Opened'],
+  ['clicked', 'Clicked'],
+] as const satisfies readonly (readonly [keyof ListedAnalytics, string])[];
 
 /** The organization's campaigns, newest first, a page at a time. */
 export default function CampaignsPage() {
@@ -75,6 +92,11 @@ export default function CampaignsPage() {
                 <Table.Th>Channels</Table.Th>
                 <Table.Th>Created</Table.Th>
                 <Table.Th>Scheduled for</Table.Th>
+                {COUNTS.map(([, label]) => (
+                  <Table.Th key={label} ta="right">
+                    {label}
+                  </Table.Th>
+                ))}
               </Table.Tr>
             </Table.Thead>
             <Table.Tbody>
@@ -90,6 +112,11 @@ export default function CampaignsPage() {
                   <Table.Td>{channelList(node.channels)}</Table.Td>
                   <Table.Td>{formatDateTime(node.createdAt)}</Table.Td>
                   <Table.Td>{node.scheduleDate ? formatDateTime(node.scheduleDate) : 'When launched'}</Table.Td>
+                  {COUNTS.map(([field, label]) => (
+                    <Table.Td key={label} ta="right">
+                      {formatNumber(node.analytics[field])}
+                    </Table.Td>
+                  ))}
                 </Table.Tr>
               ))}
             </Table.Tbody>

@@ -125,6 +125,9 @@ export function triggerEventOf(event: string | null | undefined): CampaignTrigge
   return name && name in TRIGGER_LABELS ? (name as CampaignTriggerEvent) : null;
 }
 
+/** A yellow alert's title in the text colour: Mantine's yellow on its light background fails WCAG AA contrast. */
+export const WARNING_TITLE = { title: { color: 'var(--mantine-color-text)' } };
+
 /** A count and its noun: `1 credit`, `2 credits`. */
 export const plural = (n: number, one: string, many: string) => `${formatNumber(n)} ${n === 1 ? one : many}`;
 

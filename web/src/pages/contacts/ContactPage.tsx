@@ -13,6 +13,7 @@ import { ContactAttributes } from './ContactAttributes';
 import { ContactConsent } from './ContactConsent';
 import { ContactForm } from './ContactForm';
 import { ContactGroups } from './ContactGroups';
+import { ContactMessages } from './ContactMessages';
 import { DeleteContact } from './documents';
 
 const ContactQueryDocument = graphql(`
@@ -23,10 +24,7 @@ const ContactQueryDocument = graphql(`
   }
 `);
 
-/**
- * One contact: its addresses and details, groups, attributes and consent; admins edit or delete it.
- * (Its message logs are not linked: the `messageLogs` query cannot filter by recipient yet.)
- */
+/** One contact: its addresses and details, groups, attributes, consent and the messages sent to it; admins edit or delete it. */
 export default function ContactPage() {
   const { id = '' } = useParams();
   const { isAdmin } = useMe();
@@ -79,6 +77,7 @@ export default function ContactPage() {
               <ContactAttributes contact={contact} isAdmin={isAdmin} />
             </Stack>
           </SimpleGrid>
+          <ContactMessages contact={contact} />
           {editing && <ContactForm contact={contact} onClose={() => setEditing(false)} />}
         </>
       )}

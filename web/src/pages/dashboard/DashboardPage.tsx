@@ -11,6 +11,7 @@ import type { CampaignStatus, Channel, DashboardQuery, LogRecipientStatus } from
 import { formatDateTime, formatNumber } from '../../lib/format';
 import { useMe } from '../../lib/me';
 import { CHANNELS, CHANNEL_LABELS, STATUSES, STATUS_LABELS } from '../logs/log-fields';
+import { DashboardActivity } from './DashboardActivity';
 
 const RECENT_CAMPAIGNS = 5;
 
@@ -49,7 +50,7 @@ function startOfToday(): string {
   return d.toISOString();
 }
 
-/** The organization at a glance: its credits, today's sends by channel and status, its newest campaigns. */
+/** The organization at a glance: its credits, today's sends by channel and status, its sends over time, its newest campaigns. */
 export default function DashboardPage() {
   const { me } = useMe();
   // Fixed for the page's life, so the query is not asked again on every render.
@@ -77,6 +78,7 @@ export default function DashboardPage() {
       {data && (
         <Stack gap="lg">
           <TodayByChannel stats={data.messageStats} count={count} />
+          <DashboardActivity />
           <RecentCampaigns campaigns={data.campaigns.edges.map((e) => e.node)} total={data.campaigns.totalCount} />
         </Stack>
       )}

@@ -1,4 +1,4 @@
-import { Button, ColorSwatch, Group, Modal, Select, Stack, Table, Text, TextInput, Textarea, VisuallyHidden } from '@mantine/core';
+import { Button, ColorSwatch, Group, Modal, Stack, Table, Text, TextInput, Textarea, VisuallyHidden } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { useMutation, useQuery } from 'urql';
@@ -13,6 +13,7 @@ import { GROUP_COLORS, swatchOf } from '../../lib/colors';
 import { fieldErrors } from '../../lib/errors';
 import { formatDateTime, formatNumber } from '../../lib/format';
 import { useCursorPages } from '../../lib/use-cursor-pages';
+import { ColorField } from './ColorField';
 
 const PAGE_SIZE = 25;
 
@@ -177,21 +178,7 @@ function GroupForm({ group, onClose }: { group: GroupRow | null; onClose: () => 
           {!Object.keys(errors).length && <ErrorAlert error={state.error} />}
           <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} error={errors.name} data-autofocus />
           <Textarea label="Description" value={description} onChange={(e) => setDescription(e.currentTarget.value)} error={errors.description} />
-          <Select
-            label="Color"
-            description="A Tailwind CSS class, as the API stores it"
-            data={[...new Set([...GROUP_COLORS, color])]}
-            value={color}
-            onChange={(v) => v && setColor(v)}
-            leftSection={<ColorSwatch color={swatchOf(color)} size={14} aria-hidden />}
-            renderOption={({ option }) => (
-              <Group gap="xs">
-                <ColorSwatch color={swatchOf(option.value)} size={14} aria-hidden />
-                {option.value}
-              </Group>
-            )}
-            error={errors.color}
-          />
+          <ColorField value={color} onChange={setColor} error={errors.color} />
           <Group justify="flex-end">
             <Button variant="default" onClick={onClose}>
               Cancel

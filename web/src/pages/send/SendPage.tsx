@@ -1,13 +1,14 @@
-import { Alert, Button, Card, Code, Grid, Group, Paper, Radio, Select, Stack, TagsInput, Text, TextInput, Textarea, Title } from '@mantine/core';
+import { Alert, Button, Card, Code, Grid, Group, Loader, Paper, Radio, Select, Stack, Table, TagsInput, Text, TextInput, Textarea, Title } from '@mantine/core';
+import { useDebouncedValue } from '@mantine/hooks';
 import { useCallback, useState, type FormEvent } from 'react';
-import { useClient, useMutation, useQuery } from 'urql';
+import { useClient, useMutation, useQuery, type CombinedError } from 'urql';
 import { ContactPicker, type ContactOption } from '../../components/ContactPicker';
 import { ErrorAlert } from '../../components/ErrorAlert';
 import { PageHeader } from '../../components/PageHeader';
 import { RecipientResults } from '../../components/RecipientResults';
 import { graphql } from '../../gql';
-import type { Channel } from '../../gql/graphql';
-import { fieldErrors } from '../../lib/errors';
+import type { Channel, SendNotificationInput, SendPageEstimateQuery } from '../../gql/graphql';
+import { fieldErrors, messageOf } from '../../lib/errors';
 import { formatNumber } from '../../lib/format';
 import { MeQuery, useMe } from '../../lib/me';
 
@@ -37,7 +38,22 @@ const SendNotificationDocument = graphql(`
   }
 `);
 
+const SendEstimateDocument = graphql(`
+  query SendPageEstimate($input: SendNotificationInput!) {
+    notificationEstimate(input: $input) {
+      recipients
+      invalid
+      unitCost
+      cost
+      balance
+    }
+  }
+`);
+
 const NOWRAP = { whiteSpace: 'nowrap' } as const;
+
+/** How long typing pauses before the estimate is asked again: a request per pause, not per key. */
+const ESTIMATE_DELAY_MS = 400;
 
 const CHANNEL_LABELS: Record<Channel, string> = { sms: 'SMS', email: 'Email', whatsapp: 'WhatsApp' };
 
@@ -69,6 +85,13 @@ export default function SendPage() {
   const unreachable = contacts.filter((c) => !addressOf(c, channel));
   const to = [...new Set([...contacts.map((c) => addressOf(c, channel)).filter((a): a is string => !!a), ...addresses])];
 
+  const input: SendNotificationInput = templateId
+    ? { type: channel, to, templateId }
+    : { type: channel, to, message, ...(channel === 'email' ? { subject } : {}) };
+  const complete = to.length > 0 && (!!templateId || (!!message.trim() && (channel !== 'email' || !!subject.trim())));
+  const estimate = useSendEstimate(complete ? input : null);
+  const counted = estimate.estimate?.recipients ?? to.length;
+
   const changeChannel = (value: string) => {
     setChannel(value as Channel);
     setTemplateId(null);
@@ -77,9 +100,6 @@ export default function SendPage() {
     e.preventDefault();
     // A minute of slack for the browser's clock against the server's, to find the logs afterwards.
     const since = new Date(Date.now() - 60_000).toISOString();
-    const input = templateId
-      ? { type: channel, to, templateId }
-      : { type: channel, to, message, ...(channel === 'email' ? { subject } : {}) };
     const result = await send({ input });
     setSent(result.data ? { channel, since } : null);
     // The balance changed: read it again (the header shows it too).
@@ -109,7 +129,7 @@ export default function SendPage() {
                 onChange={setContacts}
               />
               {unreachable.length > 0 && (
-                <Alert color="yellow" title="Left out">
+                <Alert color="orange.9" title="Left out">
                   {unreachable.map((c) => c.name).join(', ')} {unreachable.length === 1 ? 'has' : 'have'} no {channel === 'email' ? 'email address' : 'phone number'}.
                 </Alert>
               )}
@@ -158,7 +178,8 @@ export default function SendPage() {
               )}
               <Group justify="space-between">
                 <Text size="sm">
-                  {formatNumber(to.length)} {to.length === 1 ? 'recipient' : 'recipients'}
+                  {formatNumber(counted)} {counted === 1 ? 'recipient' : 'recipients'}
+                  {estimate.estimate && `, ${formatNumber(estimate.estimate.cost)} ${estimate.estimate.cost === 1 ? 'credit' : 'credits'}`}
                 </Text>
                 <Button type="submit" loading={state.fetching}>
                   Send message
@@ -168,21 +189,7 @@ export default function SendPage() {
           </form>
         </Grid.Col>
         <Grid.Col span={{ base: 12, md: 5 }}>
-          <Card withBorder>
-            <Title order={3} mb="xs">
-              Cost
-            </Title>
-            <Text size="sm">
-              Each recipient costs its own rendered message: an SMS by its segments (160 characters, or 70 with characters outside GSM-7; 153 and 67
-              each when split), an email or a WhatsApp message at its channel’s price. The whole cost is reserved before anything is sent; failed
-              recipients are never charged.
-            </Text>
-            {me && (
-              <Text mt="xs" fw={600}>
-                Your balance: {formatNumber(me.organization.credits)} credits
-              </Text>
-            )}
-          </Card>
+          <CostCard complete={complete} state={estimate} credits={me?.organization.credits} />
         </Grid.Col>
       </Grid>
       {state.data && sent && (
@@ -194,5 +201,78 @@ export default function SendPage() {
         </Card>
       )}
     </>
+  );
+}
+
+type SendEstimate = SendPageEstimateQuery['notificationEstimate'];
+
+interface EstimateState {
+  /** The last estimate answered, kept while a newer one is asked, so that the card does not flicker as one types. */
+  estimate: SendEstimate | null;
+  /** Whether `estimate` is of the form as it stands. */
+  current: boolean;
+  error: CombinedError | undefined;
+}
+
+/**
+ * The server's estimate of the send as the form stands, asked once typing pauses (a request per
+ * pause, not per key); null `input` while recipients or the message are missing.
+ */
+function useSendEstimate(input: SendNotificationInput | null): EstimateState {
+  // Compared as text: a new object of the same input is the same estimate.
+  const key = input && JSON.stringify(input);
+  const [settled] = useDebouncedValue(key, ESTIMATE_DELAY_MS);
+  const asked = settled && settled === key ? input : null;
+  const [{ data, fetching, error, operation }] = useQuery({ query: SendEstimateDocument, variables: { input: asked! }, pause: !asked });
+  const [kept, setKept] = useState<{ key: string; estimate: SendEstimate } | null>(null);
+  const answered = data && !fetching && operation ? { key: JSON.stringify(operation.variables.input), estimate: data.notificationEstimate } : null;
+  if (answered && (answered.key !== kept?.key || answered.estimate !== kept.estimate)) setKept(answered);
+  return { estimate: input && kept ? kept.estimate : null, current: !!key && kept?.key === key && !fetching, error: asked ? error : undefined };
+}
+
+/** What the send costs before it is sent, priced by the server as the send prices it. */
+function CostCard({ complete, state: { estimate, current, error }, credits }: { complete: boolean; state: EstimateState; credits: number | undefined }) {
+  const rows: [string, string][] = estimate
+    ? [
+        ['Recipients', formatNumber(estimate.recipients)],
+        ['Cannot be sent to', formatNumber(estimate.invalid)],
+        ['Credits each', formatNumber(estimate.unitCost)],
+        ['This send costs', `${formatNumber(estimate.cost)} credits`],
+      ]
+    : [];
+  return (
+    <Card withBorder component="section" aria-labelledby="send-cost">
+      <Title order={3} mb="xs" id="send-cost">
+        Cost
+      </Title>
+      <Stack gap="xs">
+        {!complete && <Text size="sm">Add recipients and a message to see what this send costs.</Text>}
+        {complete && !estimate && !error && <Loader size="sm" role="status" aria-label="Estimating the cost" />}
+        {complete && error && <Text size="sm">{`No estimate yet: ${messageOf(error)}`}</Text>}
+        {estimate && (
+          <Table variant="vertical" withTableBorder={false} aria-label="Estimate" opacity={current ? 1 : 0.6}>
+            <Table.Tbody>
+              {rows.map(([label, value]) => (
+                <Table.Tr key={label}>
+                  <Table.Th scope="row">{label}</Table.Th>
+                  <Table.Td ta="right">{value}</Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        )}
+        {estimate && current && estimate.cost > estimate.balance && (
+          <Alert color="orange.9" title="Not enough credits">
+            This send needs {formatNumber(estimate.cost)} credits; your organization has {formatNumber(estimate.balance)}. Nothing would be sent.
+          </Alert>
+        )}
+        {credits !== undefined && <Text fw={600}>Your balance: {formatNumber(estimate?.balance ?? credits)} credits</Text>}
+        <Text size="sm" c="dimmed">
+          Each recipient costs its own rendered message: an SMS by its segments (160 characters, or 70 with characters outside GSM-7; 153 and 67 each
+          when split), an email or a WhatsApp message at its channel’s price. The whole cost is reserved before anything is sent; failed recipients are
+          never charged.
+        </Text>
+      </Stack>
+    </Card>
   );
 }

@@ -12,6 +12,8 @@ import { fieldErrors } from '../../lib/errors';
 import { formatDateTime } from '../../lib/format';
 import { useMe } from '../../lib/me';
 import { useCursorPages } from '../../lib/use-cursor-pages';
+import { PendingInvitations } from './PendingInvitations';
+import { InviteMemberForm } from './InviteMemberForm';
 import { RequireTwoFactorCard } from './RequireTwoFactorCard';
 
 const PAGE_SIZE = 25;
@@ -112,12 +114,15 @@ const ROLES: { value: Role; label: string }[] = [
 
 const fullName = (u: Pick<UserRow, 'firstName' | 'lastName'>) => `${u.firstName} ${u.lastName}`;
 
-/** The organization's users: add one with a role, change a role, deactivate, reactivate or delete. */
+/**
+ * The organization's users: invite one (or add one with a password), change a role, deactivate,
+ * reactivate or delete; and the invitations not yet accepted.
+ */
 export default function TeamPage() {
   const pages = useCursorPages();
   const { me } = useMe();
   const [{ data, fetching, error }] = useQuery({ query: TeamUsers, variables: { first: PAGE_SIZE, after: pages.after } });
-  const [editing, setEditing] = useState<UserRow | 'new' | null>(null);
+  const [editing, setEditing] = useState<UserRow | 'new' | 'invite' | null>(null);
   const [deactivateState, deactivate] = useMutation(TeamDeactivateUser);
   const [reactivateState, reactivate] = useMutation(TeamReactivateUser);
   const [deleteState, deleteUser] = useMutation(TeamDeleteUser);
@@ -126,15 +131,18 @@ export default function TeamPage() {
   return (
     <>
       <PageHeader title="Team">
-        <Button onClick={() => setEditing('new')}>New user</Button>
+        <Button variant="default" onClick={() => setEditing('new')}>
+          New user
+        </Button>
+        <Button onClick={() => setEditing('invite')}>Invite member</Button>
       </PageHeader>
       <ErrorAlert error={error ?? deactivateState.error ?? reactivateState.error ?? deleteState.error} />
       <RequireTwoFactorCard />
       {!users && fetching && <PageLoader />}
       {users && users.edges.length === 0 && (
         <EmptyState title="No users yet">
-          <Text c="dimmed">Add the people who work with you, as users or admins.</Text>
-          <Button onClick={() => setEditing('new')}>New user</Button>
+          <Text c="dimmed">Invite the people who work with you, as users or admins.</Text>
+          <Button onClick={() => setEditing('invite')}>Invite member</Button>
         </EmptyState>
       )}
       {users && users.edges.length > 0 && (
@@ -187,33 +195,38 @@ export default function TeamPage() {
                       <Button size="xs" variant="default" aria-label={`Edit ${fullName(node)}`} onClick={() => setEditing(node)}>
                         Edit
                       </Button>
-                      {node.isActive ? (
-                        <Button
-                          size="xs"
-                          variant="default"
-                          aria-label={`Deactivate ${fullName(node)}`}
-                          onClick={() => {
-                            if (confirm(`Deactivate ${fullName(node)}? They can no longer log in, and their sessions end.`)) void deactivate({ id: node._id });
-                          }}
-                        >
-                          Deactivate
-                        </Button>
-                      ) : (
-                        <Button size="xs" variant="default" aria-label={`Reactivate ${fullName(node)}`} onClick={() => void reactivate({ id: node._id })}>
-                          Reactivate
-                        </Button>
+                      {/* An admin can not deactivate or delete themself (the server refuses it too). */}
+                      {node._id !== me?._id && (
+                        <>
+                          {node.isActive ? (
+                            <Button
+                              size="xs"
+                              variant="default"
+                              aria-label={`Deactivate ${fullName(node)}`}
+                              onClick={() => {
+                                if (confirm(`Deactivate ${fullName(node)}? They can no longer log in, and their sessions end.`)) void deactivate({ id: node._id });
+                              }}
+                            >
+                              Deactivate
+                            </Button>
+                          ) : (
+                            <Button size="xs" variant="default" aria-label={`Reactivate ${fullName(node)}`} onClick={() => void reactivate({ id: node._id })}>
+                              Reactivate
+                            </Button>
+                          )}
+                          <Button
+                            size="xs"
+                            color="red.9"
+                            variant="outline"
+                            aria-label={`Delete ${fullName(node)}`}
+                            onClick={() => {
+                              if (confirm(`Delete ${fullName(node)} for good?`)) void deleteUser({ id: node._id });
+                            }}
+                          >
+                            Delete
+                          </Button>
+                        </>
                       )}
-                      <Button
-                        size="xs"
-                        color="red.9"
-                        variant="outline"
-                        aria-label={`Delete ${fullName(node)}`}
-                        onClick={() => {
-                          if (confirm(`Delete ${fullName(node)} for good?`)) void deleteUser({ id: node._id });
-                        }}
-                      >
-                        Delete
-                      </Button>
                     </Group>
                   </Table.Td>
                 </Table.Tr>
@@ -229,8 +242,10 @@ export default function TeamPage() {
           />
         </>
       )}
+      <PendingInvitations />
+      {editing === 'invite' && <InviteMemberForm onClose={() => setEditing(null)} />}
       {editing === 'new' && <NewUserForm onClose={() => setEditing(null)} />}
-      {editing && editing !== 'new' && <EditUserForm user={editing} onClose={() => setEditing(null)} />}
+      {editing && editing !== 'new' && editing !== 'invite' && <EditUserForm user={editing} onClose={() => setEditing(null)} />}
     </>
   );
 }
@@ -300,7 +315,8 @@ function EditUserForm({ user, onClose }: { user: UserRow; onClose: () => void })
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    const result = await update({ id: user._id, input: form });
+    // A member who joined by invitation has no phone number yet: an unchanged empty one is not sent.
+    const result = await update({ id: user._id, input: { ...form, phoneNumber: form.phoneNumber === user.phoneNumber ? undefined : form.phoneNumber } });
     if (!result.error) onClose();
   };
   const submitPassword = async (e: FormEvent) => {
@@ -324,7 +340,7 @@ function EditUserForm({ user, onClose }: { user: UserRow; onClose: () => void })
             </Group>
             <TextInput
               label="Phone number"
-              required
+              required={user.phoneNumber !== ''}
               type="tel"
               value={form.phoneNumber}
               onChange={set('phoneNumber')}

@@ -19,6 +19,11 @@ export const AUDIT_ACTION_GROUPS: { label: string; prefix: string; actions: Reco
     },
   },
   {
+    label: 'Invitations',
+    prefix: 'invitation.',
+    actions: { 'invitation.created': 'Member invited', 'invitation.revoked': 'Invitation revoked', 'invitation.accepted': 'Invitation accepted' },
+  },
+  {
     label: 'API keys',
     prefix: 'api_key.',
     actions: { 'api_key.created': 'API key created', 'api_key.revoked': 'API key revoked', 'api_key.deleted': 'API key deleted' },
@@ -114,6 +119,7 @@ export const isActionOption = (value: string | null): value is string =>
 
 const RESOURCE_LABELS: Record<string, string> = {
   user: 'User',
+  invitation: 'Invitation',
   api_key: 'API key',
   organization: 'Organization',
   webhook: 'Webhook endpoint',
