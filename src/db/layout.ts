@@ -33,7 +33,7 @@ export const LAYOUT = {
     'invitations',
     'message_events',
     'message_logs',
-    'message_stats_campaigns', 'message_stats_changes', 'message_stats_daily',
+    'message_stats_buckets', 'message_stats_campaigns', 'message_stats_changes',
     'message_templates',
     'organization_credits',
     'providers',

@@ -41,6 +41,8 @@ export interface PersonalScope {
   organizationName: string;
   /** `campaign.name`, in campaigns. */
   campaignName?: string;
+  /** The campaign whose message this is, when it is sent (not a preview or a test send): its unsubscribe links name it. */
+  campaignId?: string;
   /** A bulk message: its emails carry `List-Unsubscribe` and one-click `List-Unsubscribe-Post`. */
   bulk: boolean;
   /**
@@ -241,7 +243,8 @@ export class Personaliser {
   /** A link that unsubscribes the contact (or, for an address no contact has, the address) from this channel. */
   private unsubscribeLink(address: string, contact: RecipientContact | null): string {
     // A contact read without its id (`contactRead` asks for it whenever a link is made) has none to name.
-    const ref: UnsubscribeRef = contact?.id ? { orgId: this.scope.orgId, channel: this.channel, contactId: contact.id } : { orgId: this.scope.orgId, channel: this.channel, address };
+    const from = { orgId: this.scope.orgId, channel: this.channel, ...(this.scope.campaignId !== undefined && { campaignId: this.scope.campaignId }) };
+    const ref: UnsubscribeRef = contact?.id ? { ...from, contactId: contact.id } : { ...from, address };
     return unsubscribeUrl(this.config.publicUrl, this.config.jwtSecret, ref);
   }
 

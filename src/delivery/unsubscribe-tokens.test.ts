@@ -22,6 +22,22 @@ describe('unsubscribe tokens', () => {
     );
   });
 
+  it('a campaign message\'s link also names the campaign, for a contact or an address', () => {
+    const CAMPAIGN = '5ca1ab1e-0000-4000-8000-00000000beef';
+    expect(readUnsubscribeToken(SECRET, unsubscribeToken(SECRET, { orgId: ORG, channel: 'email', campaignId: CAMPAIGN, contactId: CONTACT }))).toEqual({
+      orgId: ORG,
+      channel: 'email',
+      campaignId: CAMPAIGN,
+      contactId: CONTACT,
+    });
+    expect(readUnsubscribeToken(SECRET, unsubscribeToken(SECRET, { orgId: ORG, channel: 'sms', campaignId: CAMPAIGN, address: '+254712345678' }))).toEqual({
+      orgId: ORG,
+      channel: 'sms',
+      campaignId: CAMPAIGN,
+      address: '+254712345678',
+    });
+  });
+
   it('refuses a token altered anywhere, signed with another secret, truncated or not base64url', () => {
     const token = unsubscribeToken(SECRET, { orgId: ORG, channel: 'email', contactId: CONTACT });
     for (let i = 0; i < token.length; i++) {

@@ -366,9 +366,10 @@ const figures = {
   clicked: z.number().int(),
   bounced: z.number().int(),
   complained: z.number().int(),
+  unsubscribed: z.number().int(),
   credits: z.number(),
 };
-const day = z.string().describe('A day, `YYYY-MM-DD` (UTC).');
+const day = z.string().describe('A day, `YYYY-MM-DD`, in the answer\'s `timeZone`.');
 
 /** The success answer of each described route. */
 export const RESPONSES: Record<string, z.ZodType> = {

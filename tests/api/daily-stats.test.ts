@@ -14,8 +14,9 @@ import { expectEachWithOrganization, type Statement } from '../helpers/statement
 
 /**
  * `GET /stats/daily` and `dailyStats`, `GET /campaigns/:id/funnel` and `Campaign.funnel`: the
- * rollup the settles and receipts keep equals what the logs and receipts hold, day by day (UTC) and
- * channel by channel, through both doors, folded or not, never another organization's.
+ * rollup the settles and receipts keep equals what the logs and receipts hold, day by day (in UTC and
+ * in zones east and west of it, whole hours or not) and channel by channel, through both doors,
+ * folded or not, never another organization's.
  */
 
 let herald: Herald, api: Client, org: Org, other: Org;
@@ -33,7 +34,7 @@ const SEVEN_DAYS_AGO = dayOf(midnight - 7 * DAY_MS);
  * A log of `orgId` written by the send's own statements at `createdAt` (the clock moved: its row
  * written pending, dated, then settled), each recipient sent but those of `failed`; answers its id.
  */
-async function logAt(orgId: string, channel: 'sms' | 'email', createdAt: Date, recipients: string[], failed: number[] = []): Promise<string> {
+async function logAt(orgId: string, channel: 'sms' | 'email' | 'whatsapp', createdAt: Date, recipients: string[], failed: number[] = []): Promise<string> {
   const id = randomUUID();
   const sent = recipients.length - failed.length;
   const unit = channel === 'email' ? 0.5 : 1;
@@ -67,33 +68,34 @@ const campaignEmailLog = async () => (await logsOf(org, `campaignId=${campaignId
 
 type Figures = { sent: number; failed: number; delivered: number; opened: number; clicked: number; bounced: number; complained: number; credits: number };
 
-/** What the logs and receipts of `orgId` hold, per day (UTC) and channel: counted here from the rows themselves. */
-async function countedFromLogs(orgId: string): Promise<Map<string, Figures>> {
+/** What the logs and receipts of `orgId` hold, per day of `zone` and channel: counted here from the rows themselves. */
+async function countedFromLogs(orgId: string, zone: string): Promise<Map<string, Figures>> {
   const { rows } = (await herald.db.raw(
     `SELECT to_char(day, 'YYYY-MM-DD') AS day, channel, sum(sent)::int AS sent, sum(failed)::int AS failed, sum(delivered)::int AS delivered,
             sum(opened)::int AS opened, sum(clicked)::int AS clicked, sum(bounced)::int AS bounced, sum(complained)::int AS complained,
             sum(credits)::float AS credits
-     FROM (SELECT (created_at AT TIME ZONE 'UTC')::date AS day, channel, success_count AS sent, failed_count AS failed, 0 AS delivered, 0 AS opened,
+     FROM (SELECT (created_at AT TIME ZONE ?)::date AS day, channel, success_count AS sent, failed_count AS failed, 0 AS delivered, 0 AS opened,
                   0 AS clicked, 0 AS bounced, 0 AS complained, cost AS credits
            FROM message_logs WHERE organization_id = ? AND settled_at IS NOT NULL
            UNION ALL
-           SELECT (m.created_at AT TIME ZONE 'UTC')::date, m.channel, 0, 0, count(*) FILTER (WHERE r.delivered_at IS NOT NULL),
+           SELECT (m.created_at AT TIME ZONE ?)::date, m.channel, 0, 0, count(*) FILTER (WHERE r.delivered_at IS NOT NULL),
                   count(*) FILTER (WHERE r.opened_at IS NOT NULL OR r.read_at IS NOT NULL), count(*) FILTER (WHERE r.clicked_at IS NOT NULL),
                   count(*) FILTER (WHERE r.bounced_at IS NOT NULL), count(*) FILTER (WHERE r.complained_at IS NOT NULL), 0
            FROM recipient_receipts r JOIN message_logs m ON m.organization_id = r.organization_id AND m.id = r.log_id
            WHERE r.organization_id = ? GROUP BY 1, 2) x
      GROUP BY day, channel`,
-    [orgId, orgId],
+    [zone, orgId, zone, orgId],
   )) as { rows: (Figures & { day: string; channel: string })[] };
   return new Map(rows.map(({ day, channel, ...figures }) => [`${day}/${channel}`, figures]));
 }
 
 const ZERO: Figures = { sent: 0, failed: 0, delivered: 0, opened: 0, clicked: 0, bounced: 0, complained: 0, credits: 0 };
+const NO_UNSUBSCRIBES = { unsubscribed: 0 };
 const figuresOf = (item: Figures) => ({ sent: item.sent, failed: item.failed, delivered: item.delivered, opened: item.opened, clicked: item.clicked, bounced: item.bounced, complained: item.complained, credits: item.credits });
 
 /** Every day and channel of an answer equals the logs' counts (zeros where the logs have none), and the totals add them up. */
 async function expectEqualToLogs(owner: Org, body: any) {
-  const counted = await countedFromLogs(owner.orgId);
+  const counted = await countedFromLogs(owner.orgId, body.timeZone);
   for (const item of body.daily) expect({ at: `${item.date}/${item.channel}`, ...figuresOf(item) }).toEqual({ at: `${item.date}/${item.channel}`, ...(counted.get(`${item.date}/${item.channel}`) ?? ZERO) });
   const inRange = [...counted].filter(([key]) => key.slice(0, 10) >= body.from && (!body.channel || key.endsWith(`/${body.channel}`)));
   const sum = (k: keyof Figures) => Math.round(inRange.reduce((n, [, f]) => n + f[k], 0) * 100) / 100;
@@ -151,12 +153,12 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => herald?.stop());
 
-const DAILY = `query Daily($days: Int, $channel: Channel) {
-  dailyStats(days: $days, channel: $channel) {
+const DAILY = `query Daily($days: Int, $channel: Channel, $timeZone: String) {
+  dailyStats(days: $days, channel: $channel, timeZone: $timeZone) {
     days from to timeZone channel
-    daily { date channel sent failed delivered opened clicked bounced complained credits }
-    byChannel { channel sent failed delivered opened clicked bounced complained credits }
-    totals { sent failed delivered opened clicked bounced complained credits }
+    daily { date channel sent failed delivered opened clicked bounced complained unsubscribed credits }
+    byChannel { channel sent failed delivered opened clicked bounced complained unsubscribed credits }
+    totals { sent failed delivered opened clicked bounced complained unsubscribed credits }
   }
 }`;
 
@@ -193,8 +195,57 @@ describe('GET /stats/daily', () => {
     await expectEqualToLogs(org, sms.body);
 
     const theirs = await api.get('/stats/daily', as(other));
-    expect(theirs.body.totals).toEqual({ ...ZERO, sent: 3, credits: 3 });
+    expect(theirs.body.totals).toEqual({ ...ZERO, ...NO_UNSUBSCRIBES, sent: 3, credits: 3 });
     await expectEqualToLogs(other, theirs.body);
+  });
+
+  test('days in another time zone run midnight to midnight there: east and west of UTC, a quarter-hour offset, daylight saving', async () => {
+    // In Kathmandu (UTC+5:45), a day starts at 18:15 UTC the day before: these two WhatsApp logs
+    // are a millisecond apart and a day apart there, and both on yesterday in UTC.
+    const kathmanduMidnight = midnight - (5 * 60 + 45) * 60_000;
+    await logAt(org.orgId, 'whatsapp', new Date(kathmanduMidnight - 1), ['+254712345641']);
+    await logAt(org.orgId, 'whatsapp', new Date(kathmanduMidnight), ['+254712345642', '+254712345643']);
+
+    const utc = (await api.get('/stats/daily?days=30', as(org))).body;
+    expect(cell(utc, YESTERDAY, 'whatsapp')).toMatchObject({ sent: 3 });
+    expect(cell(utc, YESTERDAY, 'sms')).toMatchObject({ sent: 2, failed: 1 });
+
+    const kathmandu = await api.get('/stats/daily?days=30&timeZone=Asia/Kathmandu', as(org));
+    expect(kathmandu.status).toBe(200);
+    expect(kathmandu.body.timeZone).toBe('Asia/Kathmandu');
+    expect(cell(kathmandu.body, YESTERDAY, 'whatsapp')).toMatchObject({ sent: 1 });
+    expect(cell(kathmandu.body, TODAY, 'whatsapp')).toMatchObject({ sent: 2 });
+    await expectEqualToLogs(org, kathmandu.body);
+
+    // Nairobi (UTC+3): yesterday's last UTC millisecond is 02:59 today there, so Nairobi's yesterday has no SMS at all.
+    const nairobi = (await api.get('/stats/daily?days=30&timeZone=Africa/Nairobi', as(org))).body;
+    expect(cell(nairobi, YESTERDAY, 'sms')).toMatchObject({ sent: 0, failed: 0 });
+    expect(cell(nairobi, TODAY, 'sms').sent).toBeGreaterThanOrEqual(cell(utc, YESTERDAY, 'sms').sent + 2);
+    await expectEqualToLogs(org, nairobi);
+    // The zone's today ends the range, whatever the hour in UTC.
+    const nairobiToday = new Intl.DateTimeFormat('en-CA', { timeZone: 'Africa/Nairobi' }).format(new Date());
+    expect(nairobi).toMatchObject({ to: nairobiToday, days: 30 });
+    expect(nairobi.daily).toHaveLength(90);
+
+    // West of UTC, with daylight saving inside 90 days for much of the year.
+    for (const zone of ['America/New_York', 'America/Los_Angeles', 'Pacific/Chatham']) {
+      const res = await api.get(`/stats/daily?days=90&timeZone=${zone}`, as(org));
+      expect(res.status).toBe(200);
+      await expectEqualToLogs(org, res.body);
+    }
+    // Every zone's totals over a range that holds every log are the same.
+    const totals = async (zone: string) => (await api.get(`/stats/daily?days=90&timeZone=${zone}`, as(org))).body.totals;
+    expect(await totals('Asia/Kathmandu')).toEqual(await totals('UTC'));
+  });
+
+  test('a time zone that is not an IANA name is 400 naming timeZone; an offset is refused (the database would read its sign the other way)', async () => {
+    for (const zone of ['Mars/Olympus', '+03:00', 'UTC+3', '', 'x'.repeat(65), 'Africa/Nairobi;DROP']) {
+      const res = await api.get(`/stats/daily?timeZone=${encodeURIComponent(zone)}`, as(org));
+      expect({ zone, status: res.status }).toEqual({ zone, status: 400 });
+      expect(res.body.details).toEqual([{ field: 'timeZone', message: 'timeZone must be an IANA time zone (Africa/Nairobi, UTC)' }]);
+    }
+    const gql = await api.gql(DAILY, { timeZone: 'Mars/Olympus' }, as(org));
+    expect(gql.body.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_REQUEST', details: [expect.objectContaining({ field: 'timeZone' })] });
   });
 
   test('the same figures once the sweep folded the changes', async () => {
@@ -227,7 +278,7 @@ describe('GET /stats/daily', () => {
 
 describe('dailyStats (GraphQL)', () => {
   test('the same answer as REST; a bad range is BAD_REQUEST naming it', async () => {
-    for (const [variables, query] of [[{}, ''], [{ days: 30, channel: 'email' }, '?days=30&channel=email']] as const) {
+    for (const [variables, query] of [[{}, ''], [{ days: 30, channel: 'email' }, '?days=30&channel=email'], [{ timeZone: 'Asia/Kolkata' }, '?timeZone=Asia/Kolkata']] as const) {
       const res = await api.gql(DAILY, variables, as(org));
       expect(res.body.errors).toBeUndefined();
       expect(res.body.data.dailyStats).toEqual((await api.get(`/stats/daily${query}`, as(org))).body);
@@ -241,8 +292,8 @@ const FUNNEL = `query Funnel($id: ID!) {
   campaign(id: $id) {
     analytics { sent failed delivered opened clicked bounced complained suppressed }
     funnel {
-      audience suppressed sent failed delivered opened clicked bounced complained credits
-      byChannel { channel audience sent failed delivered opened clicked bounced complained credits }
+      audience suppressed sent failed delivered opened clicked bounced complained unsubscribed credits
+      byChannel { channel audience sent failed delivered opened clicked bounced complained unsubscribed credits }
       timeline { bucketMinutes points { at sent failed } }
     }
   }
@@ -252,10 +303,10 @@ describe('a campaign’s funnel', () => {
   test('from its audience to its clicks, per channel, its cost and its sends over time; its test send left out; equal to its analytics', async () => {
     const res = await api.get(`/campaigns/${campaignId}/funnel`, as(org));
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ audience: 5, suppressed: 0, sent: 5, failed: 0, delivered: 2, opened: 1, clicked: 1, bounced: 1, complained: 1, credits: 3.5 });
+    expect(res.body).toMatchObject({ audience: 5, suppressed: 0, sent: 5, failed: 0, delivered: 2, opened: 1, clicked: 1, bounced: 1, complained: 1, unsubscribed: 0, credits: 3.5 });
     expect(res.body.byChannel).toEqual([
-      { channel: 'sms', audience: 2, sent: 2, failed: 0, delivered: 2, opened: 0, clicked: 0, bounced: 0, complained: 0, credits: 2 },
-      { channel: 'email', audience: 3, sent: 3, failed: 0, delivered: 0, opened: 1, clicked: 1, bounced: 1, complained: 1, credits: 1.5 },
+      { channel: 'sms', audience: 2, sent: 2, failed: 0, delivered: 2, opened: 0, clicked: 0, bounced: 0, complained: 0, unsubscribed: 0, credits: 2 },
+      { channel: 'email', audience: 3, sent: 3, failed: 0, delivered: 0, opened: 1, clicked: 1, bounced: 1, complained: 1, unsubscribed: 0, credits: 1.5 },
     ]);
     expect(res.body.timeline.bucketMinutes).toBe(1);
     expect(res.body.timeline.points.reduce((n: number, p: any) => n + p.sent, 0)).toBe(5);
@@ -264,13 +315,34 @@ describe('a campaign’s funnel', () => {
     expect(gql.body.errors).toBeUndefined();
     const { analytics, funnel } = gql.body.data.campaign;
     expect(funnel).toEqual(res.body);
-    const { audience: _audience, credits: _credits, byChannel: _byChannel, timeline: _timeline, ...counters } = funnel;
+    const { audience: _audience, credits: _credits, unsubscribed: _unsubscribed, byChannel: _byChannel, timeline: _timeline, ...counters } = funnel;
     expect(counters).toEqual(analytics);
+  });
+
+  test('an unsubscribe through the link of one of its emails counts once in its funnel, and on today in the days; a test send\'s link counts in none', async () => {
+    const outbox = (await api.get('/sandbox/outbox?limit=100', as(org))).body as { recipient: string; campaignId: string | null; test?: boolean; headers: Record<string, string> }[];
+    const linkOf = (item: { headers: Record<string, string> }) => new URL(/^<([^>]+)>$/.exec(item.headers['List-Unsubscribe']!)![1]!).pathname;
+    const sent = outbox.find((m) => m.recipient === 'c3@example.com')!;
+    const todayBefore = cell((await api.get('/stats/daily', as(org))).body, TODAY, 'email').unsubscribed;
+    const oneClick = () => fetch(`${herald.url}${linkOf(sent)}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
+    expect((await oneClick()).status).toBe(200);
+    expect((await oneClick()).status).toBe(200);
+    const funnel = (await api.get(`/campaigns/${campaignId}/funnel`, as(org))).body;
+    expect(funnel).toMatchObject({ unsubscribed: 1 });
+    expect(funnel.byChannel.map((c: any) => [c.channel, c.unsubscribed])).toEqual([['sms', 0], ['email', 1]]);
+    expect(cell((await api.get('/stats/daily', as(org))).body, TODAY, 'email').unsubscribed).toBe(todayBefore + 1);
+
+    // A campaign's test send is not the campaign's: its link unsubscribes but counts in no funnel.
+    expect((await api.post(`/campaigns/${campaignId}/test`, { to: ['tester@example.com'] }, as(org))).status).toBe(200);
+    const test = ((await api.get('/sandbox/outbox?limit=100', as(org))).body as typeof outbox).find((m) => m.recipient === 'tester@example.com')!;
+    const res = await fetch(`${herald.url}${linkOf(test)}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
+    expect(res.status).toBe(200);
+    expect((await api.get(`/campaigns/${campaignId}/funnel`, as(org))).body.unsubscribed).toBe(1);
   });
 
   test('a draft has zeros; another organization’s campaign, or no campaign, is 404', async () => {
     const draft = await api.post('/campaigns', { name: 'Draft', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'Hi' } } }, as(org));
-    expect((await api.get(`/campaigns/${draft.body._id}/funnel`, as(org))).body).toEqual({ audience: 0, suppressed: 0, ...ZERO, byChannel: [], timeline: { bucketMinutes: 1, points: [] } });
+    expect((await api.get(`/campaigns/${draft.body._id}/funnel`, as(org))).body).toEqual({ audience: 0, suppressed: 0, ...ZERO, ...NO_UNSUBSCRIBES, byChannel: [], timeline: { bucketMinutes: 1, points: [] } });
     expect((await api.get(`/campaigns/${campaignId}/funnel`, as(other))).status).toBe(404);
     expect((await api.get(`/campaigns/${randomUUID()}/funnel`, as(org))).status).toBe(404);
     expect((await api.get('/campaigns/not-an-id/funnel', as(org))).status).toBe(404);
@@ -286,8 +358,8 @@ test('the statements stay with the organization (one shard on Citus, an organiza
     await expectEachWithOrganization(
       explain,
       [
-        statement(dailyFigures, { orgId, from: SIX_DAYS_AGO, channel: null }),
-        statement(dailyFigures, { orgId, from: SIX_DAYS_AGO, channel: 'sms' }),
+        statement(dailyFigures, { orgId, from: SIX_DAYS_AGO, timeZone: 'UTC', channel: null }),
+        statement(dailyFigures, { orgId, from: SIX_DAYS_AGO, timeZone: 'Asia/Kathmandu', channel: 'sms' }),
         statement(funnelCampaign, { orgId, campaignId }),
         statement(funnelFigures, { orgId, campaignId }),
         statement(funnelTimeline, { orgId, campaignId, points: 60 }),

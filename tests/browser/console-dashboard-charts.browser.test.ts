@@ -98,7 +98,7 @@ describeInBrowser('the dashboard’s charts and a campaign’s funnel', () => {
 
   test('the last 7 days: totals, the figures per day drawn and tabled as the API counts them; an organization that sent nothing has no chart', async () => {
     const api7 = (await api.get('/stats/daily?days=7', as(org))).body;
-    const page = await ui.open(herald.url, org.token, '/');
+    const page = await ui.open(herald.url, org.token, '/', { timezoneId: 'UTC' });
     // The drawing is recharts' svg, named by its title (its role is recharts' keyboard layer's).
     await activity(page).getByRole('application', { name: 'Sent, delivered, failed, opened and clicked per day' }).waitFor();
     const firstLoad = await loadedBytes(page);
@@ -141,7 +141,7 @@ describeInBrowser('the dashboard’s charts and a campaign’s funnel', () => {
   }, 60_000);
 
   test('the range and channel switches ask again: 30 days reaches the month’s sends, one channel shows its own', async () => {
-    const page = await ui.open(herald.url, org.token, '/');
+    const page = await ui.open(herald.url, org.token, '/', { timezoneId: 'UTC' });
     await tile(page, 'Sent').waitFor();
     await activity(page).getByRole('radiogroup', { name: 'Range' }).getByText('30 days', { exact: true }).click();
     const api30 = (await api.get('/stats/daily?days=30', as(org))).body;
@@ -166,6 +166,21 @@ describeInBrowser('the dashboard’s charts and a campaign’s funnel', () => {
     expect(ui.problems()).toEqual([]);
   }, 60_000);
 
+  test('days are the browser’s own: a viewer in Kathmandu sees its days counted as the API counts them there', async () => {
+    const page = await ui.open(herald.url, org.token, '/', { timezoneId: 'Asia/Kathmandu' });
+    // The name the browser gives its zone (its ICU may use an older spelling, Asia/Katmandu).
+    const zone = await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
+    expect(zone).toMatch(/^Asia\/Kath?mandu$/);
+    const there = (await api.get(`/stats/daily?days=7&timeZone=${zone}`, as(org))).body;
+    await activity(page).locator('p', { hasText: new RegExp(`^Over the last 7 days .*, ${zone}\\)`) }).waitFor();
+    await tile(page, 'Sent').getByText(fmt(there.totals.sent), { exact: true }).waitFor();
+    const table = await chartTable(page, 'Sent, delivered, failed, opened and clicked per day');
+    const days = [...new Set(there.daily.map((d: any) => d.date))] as string[];
+    const sum = (date: string, key: string) => there.daily.filter((d: any) => d.date === date).reduce((n: number, d: any) => n + d[key], 0);
+    expect(table.map((r) => r.slice(1))).toEqual(days.map((d) => ['sent', 'delivered', 'failed', 'opened', 'clicked'].map((k) => fmt(sum(d, k)))));
+    expect(ui.problems()).toEqual([]);
+  }, 60_000);
+
   test('a finished campaign shows its funnel, its split by channel and its sends over time', async () => {
     const funnel = (await api.get(`/campaigns/${campaignId}/funnel`, as(org))).body;
     expect(funnel).toMatchObject({ audience: 7, sent: 7, delivered: 3, opened: 3, clicked: 1, bounced: 1 });
@@ -173,7 +188,7 @@ describeInBrowser('the dashboard’s charts and a campaign’s funnel', () => {
     const card = page.getByRole('region', { name: 'Funnel' });
     const step = (label: string) => card.getByRole('group', { name: label });
     await step('Audience').waitFor();
-    for (const [label, n, share] of [['Audience', 7, '100%'], ['Sent', 7, '100%'], ['Delivered', 3, '42.9%'], ['Opened', 3, '42.9%'], ['Clicked', 1, '14.3%']] as const) {
+    for (const [label, n, share] of [['Audience', 7, '100%'], ['Sent', 7, '100%'], ['Delivered', 3, '42.9%'], ['Opened', 3, '42.9%'], ['Clicked', 1, '14.3%'], ['Bounced', 1, '14.3%'], ['Unsubscribed', 0, '0%']] as const) {
       expect(await step(label).textContent()).toBe(`${label}${n} (${share} of the audience)`);
     }
     const rows = await card.getByRole('table', { name: 'Funnel by channel' }).getByRole('row').all();
@@ -188,6 +203,7 @@ describeInBrowser('the dashboard’s charts and a campaign’s funnel', () => {
       ['Clicked', '0', '1'],
       ['Bounced', '0', '1'],
       ['Reported as spam', '0', '0'],
+      ['Unsubscribed', '0', '0'],
       ['Credits spent', '3', '2'],
     ]);
     await card.getByRole('figure', { name: /^Recipients settled per minute/ }).getByRole('application', { name: /^Recipients settled per minute/ }).waitFor();

@@ -42,8 +42,11 @@ const isLoopback = (url: string) => {
 
 export interface ConsoleBrowser {
   browser: Browser;
-  /** A new signed-in page (own context: own sessionStorage) at `path`, or signed out without a token. */
-  open(baseUrl: string, token: string | null, path?: string): Promise<Page>;
+  /**
+   * A new signed-in page (own context: own sessionStorage) at `path`, or signed out without a token;
+   * `timezoneId` sets the browser's time zone (the machine's by default).
+   */
+  open(baseUrl: string, token: string | null, path?: string, options?: { timezoneId?: string }): Promise<Page>;
   /** CSP violations, page errors and off-loopback requests seen so far, in every page. */
   problems(): string[];
   close(): Promise<void>;
@@ -55,8 +58,8 @@ export async function consoleBrowser(): Promise<ConsoleBrowser> {
   const contexts: BrowserContext[] = [];
   return {
     browser,
-    async open(baseUrl, token, path = '/') {
-      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    async open(baseUrl, token, path = '/', options = {}) {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
       contexts.push(context);
       await context.route('**/*', (route) => {
         const url = route.request().url();

@@ -102,6 +102,7 @@ export async function serveTurn(deps: BatchDeps, turn: Turn): Promise<Served> {
     orgId: ref.orgId,
     organizationName: row.name,
     campaignName: row.campaign_name,
+    campaignId: ref.campaignId,
     bulk: true,
   });
   const shared = sharedMessage(personaliser);

@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import { nowMs, type Db } from '../../db/database.js';
 import { lockFor } from '../../db/locks.js';
+import { run } from '../../db/statements.js';
+import { countUnsubscribe } from '../../delivery/sql/stats.js';
 import { tenant } from '../../db/tenant.js';
 import { CHANNELS, type Channel } from '../../delivery/types.js';
 import { emit, outboxWrites, wake, WEBHOOK_ENDPOINTS, WOKEN, type NewEvent, type Woken } from '../../delivery/outbox.js';
@@ -238,13 +240,25 @@ export async function linkState(db: Conn, ref: UnsubscribeRef): Promise<LinkStat
 
 /**
  * The recipient a link names leaves its channel (`link`: the page's button; `one-click`: a mail
- * client's RFC 8058 POST). A contact deleted since changes nothing. Null when the organization is gone.
+ * client's RFC 8058 POST). A contact deleted since changes nothing. A link from a campaign's message
+ * counts one more `unsubscribed` in the campaign's figures when the recipient did leave, in the same
+ * transaction (a second click counts nothing). Null when the organization is gone.
  */
-export async function unsubscribeThroughLink(db: Conn, ref: UnsubscribeRef, source: 'link' | 'one-click'): Promise<LinkState | null> {
+export async function unsubscribeThroughLink(db: Db, ref: UnsubscribeRef, source: 'link' | 'one-click'): Promise<LinkState | null> {
   const organization = await organizationName(db, ref.orgId);
   if (organization === undefined) return null;
   const who: Recipients = ref.contactId !== undefined ? { contactIds: [ref.contactId] } : { address: ref.address };
-  await setSubscription(db, ref.orgId, who, ref.channel, 'unsubscribed', source);
+  const { campaignId } = ref;
+  if (campaignId === undefined) await setSubscription(db, ref.orgId, who, ref.channel, 'unsubscribed', source);
+  else {
+    const woken = new Set<string>();
+    await db.transaction(async (trx) => {
+      if (await setSubscription(trx, ref.orgId, who, ref.channel, 'unsubscribed', source, new Date(), woken)) {
+        await run(trx, countUnsubscribe, { orgId: ref.orgId, channel: ref.channel, campaignId });
+      }
+    });
+    await wake(db, ref.orgId, [...woken]);
+  }
   return { organization, channel: ref.channel, unsubscribed: true };
 }
 

@@ -15,18 +15,20 @@ const COUNTERS = STATS_COUNTERS.join(', ');
 const SUMMED = STATS_COUNTERS.map((c) => `sum(${c})::${c === 'credits' ? 'numeric' : 'bigint'} AS ${c}`).join(', ');
 
 /**
- * Each day from `:from` (a date, UTC) and channel that has any figure, oldest first; one channel
- * or all (`:channel` null). A range of the daily rows' primary key, beside the changes not folded.
+ * Each day from `:from` (a date) in the time zone `:timeZone` and channel that has any figure,
+ * oldest first; one channel or all (`:channel` null). A range of the buckets' primary key from the
+ * day's first instant in the zone, beside the changes not folded, each bucket then counted in the
+ * zone's day it starts in (a bucket never spans two: offsets are whole quarters of an hour).
  */
-export const dailyFigures = statement<{ orgId: string; from: string; channel: string | null }, Figures & { day: string; channel: string }>(
+export const dailyFigures = statement<{ orgId: string; from: string; timeZone: string; channel: string | null }, Figures & { day: string; channel: string }>(
   'herald_stats_daily',
-  `SELECT to_char(s.day, 'YYYY-MM-DD') AS day, s.channel, ${SUMMED}
-   FROM (SELECT day, channel, ${COUNTERS} FROM message_stats_daily WHERE organization_id = :orgId AND day >= :from::date
+  `SELECT to_char((s.bucket AT TIME ZONE :timeZone::text)::date, 'YYYY-MM-DD') AS day, s.channel, ${SUMMED}
+   FROM (SELECT bucket, channel, ${COUNTERS} FROM message_stats_buckets WHERE organization_id = :orgId AND bucket >= (:from::date)::timestamp AT TIME ZONE :timeZone::text
          UNION ALL
-         SELECT day, channel, ${COUNTERS} FROM message_stats_changes WHERE organization_id = :orgId AND day >= :from::date) s
+         SELECT bucket, channel, ${COUNTERS} FROM message_stats_changes WHERE organization_id = :orgId AND bucket >= (:from::date)::timestamp AT TIME ZONE :timeZone::text) s
    WHERE :channel::text IS NULL OR s.channel = :channel::text
-   GROUP BY s.day, s.channel
-   ORDER BY s.day, s.channel`,
+   GROUP BY 1, s.channel
+   ORDER BY 1, s.channel`,
 );
 
 /** A campaign and its runs (`own` false), by their own index. */

@@ -24,6 +24,7 @@ const CampaignFunnelDocument = graphql(`
         clicked
         bounced
         complained
+        unsubscribed
         credits
         byChannel {
           channel
@@ -35,6 +36,7 @@ const CampaignFunnelDocument = graphql(`
           clicked
           bounced
           complained
+          unsubscribed
           credits
         }
         timeline {
@@ -61,6 +63,8 @@ const STEPS = [
   { key: 'delivered', label: 'Delivered', color: 'teal.8' },
   { key: 'opened', label: 'Opened', color: 'orange.7' },
   { key: 'clicked', label: 'Clicked', color: 'grape.7' },
+  { key: 'bounced', label: 'Bounced', color: 'red.8' },
+  { key: 'unsubscribed', label: 'Unsubscribed', color: 'dark.4' },
 ] as const;
 
 /** The rows of the split by channel: a channel per column, so it fits however many channels. */
@@ -73,6 +77,7 @@ const BY_CHANNEL = [
   { key: 'clicked', label: 'Clicked' },
   { key: 'bounced', label: 'Bounced' },
   { key: 'complained', label: 'Reported as spam' },
+  { key: 'unsubscribed', label: 'Unsubscribed' },
   { key: 'credits', label: 'Credits spent' },
 ] as const;
 
@@ -126,9 +131,9 @@ function FunnelBody({ funnel: f }: { funnel: Funnel }) {
         ))}
       </Stack>
       <Text size="sm">
-        {formatNumber(f.failed)} failed, {formatNumber(f.bounced)} bounced, {formatNumber(f.complained)} reported as spam
-        {f.suppressed ? `, ${formatNumber(f.suppressed)} left out at launch (unsubscribed)` : ''}; {creditFormat.format(f.credits)} credits spent. Unsubscribes
-        are not counted per campaign: an unsubscribe link names the contact, not the message it came in.
+        {formatNumber(f.failed)} failed, {formatNumber(f.complained)} reported as spam
+        {f.suppressed ? `, ${formatNumber(f.suppressed)} left out at launch (unsubscribed or suppressed)` : ''}; {creditFormat.format(f.credits)} credits spent.
+        Unsubscribed counts those who left through the campaign's unsubscribe links.
       </Text>
       <Table striped fz="sm" aria-label="Funnel by channel">
         <Table.Thead>

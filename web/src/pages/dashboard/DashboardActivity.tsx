@@ -13,8 +13,8 @@ import type { Row, Series } from './charts';
 const TimeChart = lazy(() => import('./charts'));
 
 const DashboardActivityDocument = graphql(`
-  query DashboardActivity($days: Int!, $channel: Channel) {
-    dailyStats(days: $days, channel: $channel) {
+  query DashboardActivity($days: Int!, $channel: Channel, $timeZone: String) {
+    dailyStats(days: $days, channel: $channel, timeZone: $timeZone) {
       days
       from
       to
@@ -55,6 +55,12 @@ const RANGES = ['7', '30', '90'] as const;
 type Range = (typeof RANGES)[number];
 const ALL = 'all';
 
+/** The browser's time zone, whose days the dashboard counts (UTC when the browser names none). */
+const BROWSER_ZONE = (() => {
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  return zone && /^[A-Za-z][\w+\-/]*$/.test(zone) ? zone : 'UTC';
+})();
+
 /** The figures drawn over time, each in a colour of the theme. */
 const FIGURES: Series[] = [
   { key: 'sent', label: 'Sent', color: 'indigo.7' },
@@ -65,7 +71,7 @@ const FIGURES: Series[] = [
 ];
 const CHANNEL_COLORS: Record<Channel, string> = { sms: 'indigo.7', email: 'orange.7', whatsapp: 'teal.8' };
 
-/** A day (`YYYY-MM-DD`, UTC) as the user's locale writes a short date. */
+/** A day (`YYYY-MM-DD`, a calendar date) as the user's locale writes a short date. */
 const dayFormat = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
 const formatDay = (date: string) => dayFormat.format(new Date(`${date}T00:00:00Z`));
 const creditFormat = new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 });
@@ -99,13 +105,13 @@ function Tile({ label, value, note }: { label: string; value: string; note?: str
 }
 
 /**
- * The organization's sends over its last 7, 30 or 90 days (UTC), in all or over one channel: its
+ * The organization's sends over its last 7, 30 or 90 days (the browser's days), in all or over one channel: its
  * totals, its figures per day and its sends and credits per day by channel.
  */
 export function DashboardActivity() {
   const [range, setRange] = useState<Range>('7');
   const [channel, setChannel] = useState<Channel | typeof ALL>(ALL);
-  const [{ data, error }] = useQuery({ query: DashboardActivityDocument, variables: { days: Number(range), channel: channel === ALL ? null : channel } });
+  const [{ data, error }] = useQuery({ query: DashboardActivityDocument, variables: { days: Number(range), channel: channel === ALL ? null : channel, timeZone: BROWSER_ZONE } });
   const stats = data?.dailyStats;
   const t = stats?.totals;
   const span = stats ? `the last ${stats.days} days (${formatDay(stats.from)} to ${formatDay(stats.to)}, ${stats.timeZone})` : '';
