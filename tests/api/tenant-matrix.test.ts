@@ -11,7 +11,7 @@ let b: Org;
 const ids: Record<string, string> = {};
 const secrets: string[] = [];
 
-const TENANT_TABLES = ['users', 'api_keys', 'contacts', 'groups', 'contact_groups', 'campaigns', 'campaign_batches', 'message_logs', 'sandbox_sends', 'organization_credits', 'message_templates', 'providers', 'suppressions', 'dkim_keys'];
+const TENANT_TABLES = ['users', 'api_keys', 'contacts', 'groups', 'contact_groups', 'campaigns', 'campaign_batches', 'message_logs', 'sandbox_sends', 'organization_credits', 'message_templates', 'providers', 'suppressions', 'dkim_keys', 'invitations'];
 const ORDER: Record<string, string[]> = { contact_groups: ['contact_id'], campaign_batches: ['channel', 'batch_no'], organization_credits: ['organization_id'] };
 
 async function snapshot(orgId: string) {
@@ -31,7 +31,7 @@ beforeAll(async () => {
   ids.admin = a.user._id;
   ids.apiKey = (await createApiKey(api, a, 'admin')).apiKey._id;
   ids.group = (await api.post('/groups', { name: 'Alpha VIPs', color: 'bg-red-500' }, { token: a.token })).body._id;
-  ids.contact = (await api.post('/contacts', { name: 'Alpha Customer', email: 'alpha.customer@example.com', phone: '0712345678', groups: [ids.group] }, { token: a.token })).body._id;
+  ids.contact = (await api.post('/contacts', { name: 'Alpha Customer', email: 'alpha.customer@example.com', phone: '0712345678', groups: [ids.group], attributes: { alphaSecretPlan: 'gold' } }, { token: a.token })).body._id;
   ids.leaver = (await api.post('/contacts', { name: 'Alpha Leaver', email: 'alpha.leaver@example.com', subscriptions: { email: 'unsubscribed' } }, { token: a.token })).body._id;
   ids.campaign = (await api.post('/campaigns', { name: 'Alpha Launch', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'Alpha only' } } }, { token: a.token })).body._id;
   ids.template = (await api.post('/templates', { name: 'Alpha Welcome', channel: 'sms', content: 'Alpha template' }, { token: a.token })).body._id;
@@ -43,6 +43,10 @@ beforeAll(async () => {
   ids.suppression = (await api.post('/suppressions', { address: 'alpha.bounced@example.com', detail: 'Alpha detail' }, { token: a.token })).body._id;
   ids.dkim = (await api.post('/dkim-keys', { domain: 'alpha-secret.example', selector: 'alpha' }, { token: a.token })).body._id;
   secrets.push('alpha.bounced', 'Alpha detail', 'alpha-secret.example');
+  const invited = await api.post('/invitations', { email: 'alpha.invitee@example.com', role: 'admin', firstName: 'Invitee' }, { token: a.token });
+  expect(invited.status).toBe(201);
+  ids.invitation = invited.body.invitation._id;
+  secrets.push('alpha.invitee', 'alphaSecretPlan', new URL(invited.body.link).pathname.split('/').pop()!);
   secrets.push(...Object.values(ids), a.orgId, a.email, member.email, 'Alpha', 'alpha.customer', '+254712345678');
 });
 afterAll(() => herald.stop());
@@ -99,8 +103,19 @@ test('every id-taking operation of both doors, with every credential of another 
     ['POST', '/contacts', { name: 'Into Alpha group', phone: '0712000001', groups: [ids.group] }],
     ['POST', '/campaigns', { name: 'Steal', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'x' } }, recipients: { contacts: [ids.contact] } }],
     ['POST', '/campaigns', { name: 'Steal', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'x' } }, recipients: { groups: [ids.group] } }],
+    ['GET', `/campaigns/${ids.campaign}/funnel`],
+    ['GET', `/campaigns/${ids.campaign}/estimate`],
+    ['POST', `/campaigns/${ids.campaign}/preview`, { contactId: ids.contact }],
+    ['DELETE', `/invitations/${ids.invitation}`],
+    ['POST', '/campaigns/preview', { channel: 'sms', content: 'Hi {{ contact.name }} {{ contact.attributes.alphaSecretPlan }}', contactId: ids.contact }],
+    ['POST', '/notifications/estimate', { type: 'sms', to: '0712000002', templateId: ids.template }],
   ];
-  const lists = ['/suppressions', '/dkim-keys', '/providers', `/contacts?group=${ids.group}`, `/message-logs?campaignId=${ids.campaign}`, '/contacts', '/groups', '/campaigns', '/message-logs', '/sandbox/outbox', '/templates'];
+  // Answered for B's own organization (200), with nothing of A in them.
+  const ownAnswers: [string, string, unknown][] = [
+    ['POST', '/campaigns/preview', { channel: 'email', subject: 'Hi {{ contact.name }}', content: 'Plan {{ contact.attributes.alphaSecretPlan }}', to: 'alpha.customer@example.com' }],
+    ['POST', '/notifications/estimate', { type: 'sms', to: '0712345678', message: 'Hi {{ contact.name }}' }],
+  ];
+  const lists = ['/invitations', '/contacts/attribute-keys', '/stats/daily?days=90', '/suppressions', '/dkim-keys', '/providers', `/contacts?group=${ids.group}`, `/message-logs?campaignId=${ids.campaign}`, '/contacts', '/groups', '/campaigns', '/message-logs', '/sandbox/outbox', '/templates'];
   lists.push('/contacts?unsubscribed=email');
   const gql: [string, Record<string, unknown>?][] = [
     [`{ user(id: "${ids.user}") { _id email } }`],
@@ -138,6 +153,12 @@ test('every id-taking operation of both doors, with every credential of another 
     [`{ contacts(filter: { group: "${ids.group}" }) { totalCount edges { node { name } } } }`],
     [`{ contacts(filter: { unsubscribed: email }) { totalCount edges { node { name } } } }`],
     [`{ messageLogs(filter: { campaignId: "${ids.campaign}" }) { totalCount } }`],
+    [`{ campaign(id: "${ids.campaign}") { funnel { audience sent } } }`],
+    [`{ campaignEstimate(id: "${ids.campaign}") { recipients } }`],
+    [`{ campaignPreview(id: "${ids.campaign}", contactId: "${ids.contact}") { contactId } }`],
+    [`{ previewMessage(input: { channel: sms, content: "Hi {{ contact.name }}", contactId: "${ids.contact}" }) { body } }`],
+    [`mutation { revokeInvitation(id: "${ids.invitation}") { message } }`],
+    [`{ invitations { totalCount edges { node { email } } } }`],
   ];
 
   // The sandbox reports the seeded sends' receipts seconds later, in its own jobs: those land before the snapshot, not during the attempts.
@@ -155,6 +176,12 @@ test('every id-taking operation of both doors, with every credential of another 
       const res = await api.raw(method, path, body ?? (method === 'GET' || method === 'DELETE' ? undefined : {}), cred);
       attempts++;
       if (res.status < 400) successes.push(`${label} ${method} ${path} -> ${res.status}`);
+      if (res.status >= 500) successes.push(`${label} ${method} ${path} -> ${res.status} (server error)`);
+      if (leaked(res.body, body).length) leaks.push(`${label} ${method} ${path}: ${leaked(res.body, body).join(', ')}`);
+    }
+    for (const [method, path, body] of ownAnswers) {
+      const res = await api.raw(method, path, body, cred);
+      attempts++;
       if (res.status >= 500) successes.push(`${label} ${method} ${path} -> ${res.status} (server error)`);
       if (leaked(res.body, body).length) leaks.push(`${label} ${method} ${path}: ${leaked(res.body, body).join(', ')}`);
     }
@@ -178,6 +205,14 @@ test('every id-taking operation of both doors, with every credential of another 
   expect(leaks).toEqual([]);
   expect(after).toEqual(before);
   expect(attempts).toBeGreaterThan(250);
+});
+
+test('another organization’s daily figures hold nothing of the first’s sends', async () => {
+  const theirs = await api.get('/stats/daily?days=90', { token: b.token });
+  expect(theirs.status).toBe(200);
+  expect(Object.values(theirs.body.totals).every((n) => n === 0)).toBe(true);
+  const mine = await api.get('/stats/daily?days=90', { token: a.token });
+  expect(mine.body.totals.sent).toBeGreaterThan(0);
 });
 
 test('the same ids are answered 403 Insufficient permissions, and a made-up id 404', async () => {

@@ -20,9 +20,10 @@ const as = (o: Org = org) => ({ token: o.token });
 
 /** The sidebar's sections, each with the links an admin sees in it, in order. */
 const SECTIONS: Record<string, string[]> = {
-  Messaging: ['Send', 'Campaigns', 'Templates', 'Message logs', 'Sandbox outbox'],
+  Messaging: ['Send', 'Campaigns', 'Templates', 'Sandbox outbox'],
   Audience: ['Contacts', 'Import contacts', 'Groups', 'Suppressions'],
-  Settings: ['Team', 'API keys', 'Channels', 'Providers', 'DKIM keys', 'Webhooks', 'Tracking', 'Audit log', 'Profile'],
+  Insights: ['Message logs', 'Audit log'],
+  Settings: ['Team', 'API keys', 'Channels', 'Providers', 'DKIM keys', 'Webhooks', 'Tracking', 'Profile'],
 };
 
 const sidebar = (page: Page) => page.getByRole('navigation', { name: 'Main' });
@@ -61,9 +62,9 @@ describeInBrowser('the console’s navigation and smaller parts', () => {
     console.log(await screenshot(page, 'navigation-sidebar-admin', { fullPage: false }));
 
     // Every link is reached by its name and opens its page.
-    await nav.getByRole('group', { name: 'Messaging' }).getByRole('link', { name: 'Message logs' }).click();
+    await nav.getByRole('group', { name: 'Insights' }).getByRole('link', { name: 'Message logs' }).click();
     await page.getByRole('heading', { name: 'Message logs' }).waitFor();
-    await nav.getByRole('group', { name: 'Settings' }).getByRole('link', { name: 'Audit log' }).click();
+    await nav.getByRole('group', { name: 'Insights' }).getByRole('link', { name: 'Audit log' }).click();
     await page.getByRole('heading', { name: 'Audit log' }).waitFor();
 
     const member = await addUser(api, org, 'user');
@@ -72,6 +73,7 @@ describeInBrowser('the console’s navigation and smaller parts', () => {
     await memberNav.getByRole('link', { name: 'Profile' }).waitFor();
     expect(await memberNav.getByRole('group', { name: 'Messaging' }).getByRole('link').allTextContents()).toEqual(SECTIONS.Messaging);
     expect(await memberNav.getByRole('group', { name: 'Audience' }).getByRole('link').allTextContents()).toEqual(['Contacts', 'Groups']);
+    expect(await memberNav.getByRole('group', { name: 'Insights' }).getByRole('link').allTextContents()).toEqual(['Message logs']);
     expect(await memberNav.getByRole('group', { name: 'Settings' }).getByRole('link').allTextContents()).toEqual(['Profile']);
     for (const name of ['Import contacts', 'Suppressions', 'Team', 'API keys', 'Providers', 'Audit log']) expect(await memberNav.getByRole('link', { name }).count()).toBe(0);
     await expectAccessible(memberPage);

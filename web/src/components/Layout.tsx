@@ -30,7 +30,6 @@ const NAV: NavSection[] = [
       { to: '/send', label: 'Send' },
       { to: '/campaigns', label: 'Campaigns' },
       { to: '/templates', label: 'Templates' },
-      { to: '/message-logs', label: 'Message logs' },
       { to: '/outbox', label: 'Sandbox outbox' },
     ],
   },
@@ -44,6 +43,13 @@ const NAV: NavSection[] = [
     ],
   },
   {
+    heading: 'Insights',
+    items: [
+      { to: '/message-logs', label: 'Message logs' },
+      { to: '/settings/audit-log', label: 'Audit log', adminOnly: true },
+    ],
+  },
+  {
     heading: 'Settings',
     items: [
       { to: '/settings/team', label: 'Team', adminOnly: true },
@@ -53,7 +59,6 @@ const NAV: NavSection[] = [
       { to: '/settings/dkim-keys', label: 'DKIM keys', adminOnly: true },
       { to: '/settings/webhooks', label: 'Webhooks', adminOnly: true },
       { to: '/settings/tracking', label: 'Tracking', adminOnly: true },
-      { to: '/settings/audit-log', label: 'Audit log', adminOnly: true },
       { to: '/profile', label: 'Profile' },
     ],
   },
