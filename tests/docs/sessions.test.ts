@@ -217,6 +217,13 @@ async function runDocument(name: string, text: string, shell: 'bash' | 'zsh'): P
   const sessions = sessionsOf(text);
   const docEmail = /"email"\s*:\s*"([^"]+)"/.exec(sessions.find((s) => s.script.includes('/auth/signup'))?.script ?? '')?.[1];
   const email = uniqueEmail(name.toLowerCase().replace(/\W+/g, '-'));
+  // People invited become users, and a user's email is unique across Herald: each run invites its own.
+  const invited = new Map(
+    sessions
+      .flatMap((s) => s.script.split('\n').filter((line) => line.includes('/invitations ')))
+      .flatMap((line) => [...line.matchAll(/"email"\s*:\s*"([^"]+)"/g)].map((m) => m[1]!))
+      .map((address) => [address, uniqueEmail(`${name.toLowerCase().replace(/\W+/g, '-')}-invited`)] as const),
+  );
   const port = String(await freePort());
   const target = LIVE.has(name) ? live!.herald : MAIL.has(name) ? mail!.herald : herald;
   const replace = (s: string) => {
@@ -224,6 +231,7 @@ async function runDocument(name: string, text: string, shell: 'bash' | 'zsh'): P
     if (MAIL.has(name)) s = s.replaceAll(MAIL_RELAY.host, '127.0.0.1').replaceAll(MAIL_RELAY.port, `"${mail!.mta.smtpPort}"`);
     let out = s.replaceAll('localhost:4000', new URL(target.url).host).replaceAll('127.0.0.1:4001', `127.0.0.1:${port}`).replaceAll('listen(4001', `listen(${port}`);
     if (docEmail) out = out.replaceAll(docEmail, email);
+    for (const [address, unique] of invited) out = out.replaceAll(address, unique);
     return out;
   };
   const script = replace(sessions.map((s) => s.script).join('\n'));
