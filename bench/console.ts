@@ -1,7 +1,7 @@
 // The console in headless Chromium (Debian's, through playwright-core), measured with the browser's
 // own Performance API:
 //  1. first load: the bytes of scripts and stylesheets (as sent: gzip) a signed-in user's first
-//     page (the dashboard) loads; goal at most 300 KB.
+//     page (the dashboard, with its charts of the last 7 days drawn) loads; goal at most 300 KB.
 //  2. the contacts page of an organization with 100,000 contacts: from navigation start until its
 //     first rows are drawn, against a bare page (node:http + pg, no framework) drawing the same
 //     rows; goal under 1 s. Prints `ratio: <bare / console>` (higher is better).
@@ -45,6 +45,13 @@ try {
     [orgId, CONTACTS],
   );
   await pool.query('VACUUM ANALYZE contacts');
+  // A week of sends in the rollup the dashboard's charts read, so that they are drawn.
+  await pool.query(
+    `INSERT INTO message_stats_buckets (organization_id, bucket, channel, sent, failed, delivered, opened, clicked, credits)
+     SELECT $1, date_bin('15 minutes', now() - make_interval(days => d), TIMESTAMPTZ '2000-01-01 00:00:00+00'), c, 100 + d, d, 90, 30, 10, 100 + d
+     FROM generate_series(0, 6) AS d CROSS JOIN unnest(ARRAY['sms', 'email']) AS c`,
+    [orgId],
+  );
   baseline = await startProcess('bench/baseline/console-page.ts', { DATABASE_URL: db.url, BENCH_ORG_ID: orgId }, 4712);
 
   /** A fresh context (cold cache, as a first visit) signed in, at `url`; milliseconds until `selector` shows. */
@@ -59,8 +66,8 @@ try {
     return { ms, page };
   }
 
-  // 1. First load of the dashboard: scripts and stylesheets, bytes as transferred (encoded).
-  const first = await timeToRows(`${herald.url}/`, 'main h2', true);
+  // 1. First load of the dashboard, its charts drawn: scripts and stylesheets, bytes as transferred (encoded).
+  const first = await timeToRows(`${herald.url}/`, 'main figure canvas', true);
   await first.page.waitForLoadState('networkidle');
   const bytes = await first.page.evaluate(() =>
     ((globalThis as any).performance.getEntriesByType('resource') as { name: string; encodedBodySize: number }[])
@@ -68,7 +75,7 @@ try {
       .reduce((sum, e) => sum + e.encodedBodySize, 0),
   );
   await first.page.context().close();
-  console.log(`first load: ${(bytes / 1024).toFixed(1)} KB of scripts and stylesheets (gzip), goal <= 300 KB: ${bytes <= 300 * 1024 ? 'met' : 'NOT met'}`);
+  console.log(`first load (the dashboard, charts drawn): ${(bytes / 1024).toFixed(1)} KB of scripts and stylesheets (gzip), goal <= 300 KB: ${bytes <= 300 * 1024 ? 'met' : 'NOT met'}`);
 
   // 2. The contacts page of 100,000 contacts, against the bare page; round 0 warms both up.
   const consoleMs: number[] = [];

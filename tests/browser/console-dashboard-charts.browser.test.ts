@@ -99,8 +99,9 @@ describeInBrowser('the dashboard’s charts and a campaign’s funnel', () => {
   test('the last 7 days: totals, the figures per day drawn and tabled as the API counts them; an organization that sent nothing has no chart', async () => {
     const api7 = (await api.get('/stats/daily?days=7', as(org))).body;
     const page = await ui.open(herald.url, org.token, '/', { timezoneId: 'UTC' });
-    // The drawing is recharts' svg, named by its title (its role is recharts' keyboard layer's).
-    await activity(page).getByRole('application', { name: 'Sent, delivered, failed, opened and clicked per day' }).waitFor();
+    // The drawing is uPlot's canvas, inside the figure named by its title.
+    await activity(page).getByRole('figure', { name: 'Sent, delivered, failed, opened and clicked per day' }).locator('canvas').waitFor();
+    await page.waitForLoadState('networkidle');
     const firstLoad = await loadedBytes(page);
     await tile(page, 'Sent').getByText(fmt(api7.totals.sent), { exact: true }).waitFor();
     await tile(page, 'Delivered').getByText(fmt(api7.totals.delivered), { exact: true }).waitFor();
@@ -116,7 +117,15 @@ describeInBrowser('the dashboard’s charts and a campaign’s funnel', () => {
     const perDay = activity(page).getByRole('figure', { name: 'Sent, delivered, failed, opened and clicked per day' });
     expect(await perDay.getAttribute('aria-describedby')).toBeTruthy();
     await expect(perDay.locator(`[id="${await perDay.getAttribute('aria-describedby')}"]`).textContent()).resolves.toContain(`${fmt(api7.totals.sent)} sent`);
-    expect(await perDay.locator('.recharts-area').count()).toBe(5);
+    // Drawn: one series per figure, named in the legend, which shows a day's values where the pointer is.
+    expect(await perDay.locator('.u-legend .u-series .u-label').allTextContents()).toEqual(['When', 'Sent', 'Delivered', 'Failed', 'Opened', 'Clicked']);
+    const over = perDay.locator('.u-over');
+    const box = (await over.boundingBox())!;
+    await page.mouse.move(box.x + box.width - 4, box.y + box.height / 2);
+    const today = api7.daily.filter((d: any) => d.date === api7.to);
+    const legendValue = (label: string) => perDay.locator('.u-legend .u-series', { has: page.locator('.u-label', { hasText: new RegExp(`^${label}$`) }) }).locator('.u-value');
+    await legendValue('Sent').filter({ hasText: new RegExp(`^${fmt(today.reduce((n: number, d: any) => n + d.sent, 0))}$`) }).waitFor();
+    expect(await legendValue('Clicked').textContent()).toBe(fmt(today.reduce((n: number, d: any) => n + d.clicked, 0)));
 
     // The table behind the drawing: every day of the range, summed over the channels as the API has them.
     const table = await chartTable(page, 'Sent, delivered, failed, opened and clicked per day');
@@ -129,6 +138,7 @@ describeInBrowser('the dashboard’s charts and a campaign’s funnel', () => {
     await expectAccessible(page);
     console.log(`screenshot: ${await screenshot(page, 'dashboard-charts-7-days')}`);
     console.log(`dashboard with charts: ${(firstLoad / 1024).toFixed(1)} KB of scripts and stylesheets (gzip)`);
+    expect(firstLoad).toBeLessThan(300 * 1024);
 
     const empty = await ui.open(herald.url, quiet.token, '/');
     await activity(empty).getByText('Nothing sent in the last 7 days').waitFor();
@@ -206,7 +216,7 @@ describeInBrowser('the dashboard’s charts and a campaign’s funnel', () => {
       ['Unsubscribed', '0', '0'],
       ['Credits spent', '3', '2'],
     ]);
-    await card.getByRole('figure', { name: /^Recipients settled per minute/ }).getByRole('application', { name: /^Recipients settled per minute/ }).waitFor();
+    await card.getByRole('figure', { name: /^Recipients settled per minute/ }).locator('canvas').first().waitFor();
     await expectAccessible(page);
     console.log(`screenshot: ${await screenshot(page, 'campaign-funnel')}`);
     expect(ui.problems()).toEqual([]);

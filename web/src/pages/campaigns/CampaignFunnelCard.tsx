@@ -7,7 +7,7 @@ import type { CampaignFunnelQuery } from '../../gql/graphql';
 import { formatNumber, formatPercent } from '../../lib/format';
 import { CHANNEL_LABELS } from './campaign-fields';
 
-// recharts comes with the timeline only, once there is one to draw.
+// The charting code (uPlot) comes with the timeline only, once there is one to draw.
 const TimeChart = lazy(() => import('../dashboard/charts'));
 
 const CampaignFunnelDocument = graphql(`

@@ -9,7 +9,7 @@ import { formatNumber, formatPercent } from '../../lib/format';
 import { CHANNELS, CHANNEL_LABELS } from '../logs/log-fields';
 import type { Row, Series } from './charts';
 
-// recharts is loaded only when there is something to draw.
+// The charting code (uPlot) is loaded only when there is something to draw.
 const TimeChart = lazy(() => import('./charts'));
 
 const DashboardActivityDocument = graphql(`

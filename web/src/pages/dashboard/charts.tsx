@@ -1,14 +1,17 @@
 /**
- * The console's charts over time (recharts, drawn in Mantine's theme colours). Only pages that draw
- * one load this module, through `React.lazy`, so recharts stays out of every other page's code.
+ * The console's charts over time (uPlot, drawn on a canvas in Mantine's theme colours). Only pages
+ * that draw one load this module, through `React.lazy`, so uPlot stays out of every other page's
+ * code; it is about 20 KB as sent, so a page with charts stays inside the console's first-load
+ * budget.
  *
  * Each chart is a figure named by its title, with a sentence a screen reader reads in place of the
- * drawing, and its figures as a table one click away (`<details>`); the drawing's own keyboard layer
- * (arrow keys move the tooltip) is recharts'.
+ * drawing, and its figures as a table one click away (`<details>`). Pointing at a day shows each
+ * series' value of that day in the legend under the drawing.
  */
 import { Box, Table, Text, useMantineTheme, VisuallyHidden } from '@mantine/core';
-import { useId } from 'react';
-import { Area, AreaChart, Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { useEffect, useId, useRef } from 'react';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
 
 /** One line or bar of a chart: the key it reads in each row, its name, its Mantine colour (`indigo.7`). */
 export interface Series {
@@ -38,54 +41,79 @@ export interface TimeChartProps {
 
 const plain = (n: number) => new Intl.NumberFormat(undefined).format(n);
 
+/** `#rrggbb` with an alpha, for an area's fill. */
+const withAlpha = (hex: string, alpha: number) => (/^#[0-9a-f]{6}$/i.test(hex) ? `${hex}${Math.round(alpha * 255).toString(16).padStart(2, '0')}` : hex);
+
 /** A chart over time with its accessible name, summary and table. */
 export default function TimeChart({ title, summary, rows, x, formatX, series, formatY = plain, decimals = false, kind, height = 260 }: TimeChartProps) {
   const theme = useMantineTheme();
   const id = useId();
-  const colorOf = (name: string) => {
-    const [hue, shade] = name.split('.');
-    return theme.colors[hue!]?.[Number(shade ?? 6)] ?? name;
-  };
-  const axisText = { fill: theme.colors.gray[7], fontSize: 12 };
-  const common = {
-    data: rows,
-    title,
-    desc: summary,
-    margin: { top: 8, right: 16, bottom: 0, left: 0 },
-  };
-  const axes = [
-    <CartesianGrid key="grid" strokeDasharray="3 3" stroke={theme.colors.gray[3]} vertical={false} />,
-    <XAxis key="x" dataKey={x} tickFormatter={formatX} tick={axisText} tickLine={false} axisLine={{ stroke: theme.colors.gray[5] }} minTickGap={16} />,
-    <YAxis key="y" tickFormatter={formatY} tick={axisText} tickLine={false} axisLine={false} allowDecimals={decimals} width={56} />,
-    // In the order the series are given, not by name.
-    <Tooltip key="tooltip" labelFormatter={(v) => formatX(String(v))} formatter={(v) => formatY(Number(v))} itemSorter={(item) => series.findIndex((s) => s.key === item.dataKey)} />,
-    <Legend key="legend" itemSorter={null} wrapperStyle={{ fontSize: 13, color: theme.colors.gray[8] }} />,
-  ];
+  const holder = useRef<HTMLDivElement>(null);
+
+  useEffect(() => {
+    const el = holder.current;
+    if (!el) return;
+    const colorOf = (name: string) => {
+      const [hue, shade] = name.split('.');
+      return theme.colors[hue!]?.[Number(shade ?? 6)] ?? name;
+    };
+    const value = (row: Row, key: string) => Number(row[key] ?? 0);
+    const xs = rows.map((_, i) => i);
+    // Stacked bars, the first series at the bottom, are drawn tallest first: each bar is its series'
+    // value plus every series under it, so the ones drawn over it leave its own part showing. The
+    // legend, top of the stack first, reads each series' own value.
+    const drawn = kind === 'stacked-bars' ? [...series].reverse() : series;
+    const data: uPlot.AlignedData = [
+      xs,
+      ...drawn.map((s) => {
+        const below = kind === 'stacked-bars' ? series.slice(0, series.indexOf(s) + 1) : [s];
+        return rows.map((row) => below.reduce((sum, b) => sum + value(row, b.key), 0));
+      }),
+    ];
+    const axis = { stroke: theme.colors.gray[7], font: '12px system-ui, sans-serif', grid: { stroke: theme.colors.gray[3], width: 1, dash: [3, 3] }, ticks: { show: false } };
+    const bars = uPlot.paths.bars!({ size: [0.7, 48] });
+    const chart = new uPlot(
+      {
+        width: Math.max(200, el.clientWidth),
+        height,
+        scales: { x: { time: false, range: [-0.5, rows.length - 0.5] }, y: { range: (_, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+        axes: [
+          { ...axis, grid: { show: false }, space: 48, incrs: [1, 2, 3, 5, 7, 10, 14, 15, 30, 60], values: (_, ticks) => ticks.map((t) => (Number.isInteger(t) && rows[t] ? formatX(String(rows[t]![x])) : '')) },
+          { ...axis, size: 56, values: (_, ticks) => ticks.map((t) => formatY(t)), incrs: decimals ? undefined : [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 1e6, 1e7] },
+        ],
+        series: [
+          { label: 'When', value: (_, i) => (i == null || !rows[i] ? '' : formatX(String(rows[i]![x]))) },
+          ...drawn.map((s) => ({
+            label: s.label,
+            stroke: colorOf(s.color),
+            width: kind === 'areas' ? 2 : 0,
+            fill: kind === 'areas' ? withAlpha(colorOf(s.color), 0.12) : colorOf(s.color),
+            points: { show: false },
+            ...(kind === 'stacked-bars' && { paths: bars }),
+            value: (_: uPlot, v: number | null, _si: number, i: number | null) => (i == null || !rows[i] ? '' : formatY(value(rows[i]!, s.key))),
+          })),
+        ],
+        legend: { live: true },
+        cursor: { drag: { x: false, y: false } },
+      },
+      data,
+      el,
+    );
+    const resize = new ResizeObserver(() => chart.setSize({ width: Math.max(200, el.clientWidth), height }));
+    resize.observe(el);
+    return () => {
+      resize.disconnect();
+      chart.destroy();
+    };
+  }, [rows, x, formatX, series, formatY, decimals, kind, height, theme]);
+
   return (
     <Box component="figure" m={0} aria-labelledby={`${id}-title`} aria-describedby={`${id}-summary`}>
       <Text id={`${id}-title`} component="figcaption" fw={600} mb={4}>
         {title}
       </Text>
       <VisuallyHidden id={`${id}-summary`}>{summary}</VisuallyHidden>
-      <Box h={height}>
-        <ResponsiveContainer width="100%" height="100%">
-          {kind === 'areas' ? (
-            <AreaChart {...common}>
-              {axes}
-              {series.map((s) => (
-                <Area key={s.key} type="monotone" dataKey={s.key} name={s.label} stroke={colorOf(s.color)} fill={colorOf(s.color)} fillOpacity={0.12} strokeWidth={2} isAnimationActive={false} />
-              ))}
-            </AreaChart>
-          ) : (
-            <BarChart {...common}>
-              {axes}
-              {series.map((s) => (
-                <Bar key={s.key} dataKey={s.key} name={s.label} stackId="one" fill={colorOf(s.color)} isAnimationActive={false} />
-              ))}
-            </BarChart>
-          )}
-        </ResponsiveContainer>
-      </Box>
+      <Box ref={holder} aria-hidden data-chart={kind} />
       <Box component="details" mt={4}>
         <Text component="summary" size="sm" style={{ cursor: 'pointer' }}>
           {title}: the figures as a table
