@@ -22,13 +22,14 @@ const SUMMED = STATS_COUNTERS.map((c) => `sum(${c})::${c === 'credits' ? 'numeri
  */
 export const dailyFigures = statement<{ orgId: string; from: string; timeZone: string; channel: string | null }, Figures & { day: string; channel: string }>(
   'herald_stats_daily',
-  `SELECT to_char((s.bucket AT TIME ZONE :timeZone::text)::date, 'YYYY-MM-DD') AS day, s.channel, ${SUMMED}
-   FROM (SELECT bucket, channel, ${COUNTERS} FROM message_stats_buckets WHERE organization_id = :orgId AND bucket >= (:from::date)::timestamp AT TIME ZONE :timeZone::text
-         UNION ALL
-         SELECT bucket, channel, ${COUNTERS} FROM message_stats_changes WHERE organization_id = :orgId AND bucket >= (:from::date)::timestamp AT TIME ZONE :timeZone::text) s
-   WHERE :channel::text IS NULL OR s.channel = :channel::text
-   GROUP BY 1, s.channel
-   ORDER BY 1, s.channel`,
+  `SELECT to_char(d.day, 'YYYY-MM-DD') AS day, d.channel, ${COUNTERS}
+   FROM (SELECT (s.bucket AT TIME ZONE :timeZone::text)::date AS day, s.channel, ${SUMMED}
+         FROM (SELECT bucket, channel, ${COUNTERS} FROM message_stats_buckets WHERE organization_id = :orgId AND bucket >= (:from::date)::timestamp AT TIME ZONE :timeZone::text
+               UNION ALL
+               SELECT bucket, channel, ${COUNTERS} FROM message_stats_changes WHERE organization_id = :orgId AND bucket >= (:from::date)::timestamp AT TIME ZONE :timeZone::text) s
+         WHERE :channel::text IS NULL OR s.channel = :channel::text
+         GROUP BY 1, 2) d
+   ORDER BY d.day, d.channel`,
 );
 
 /** A campaign and its runs (`own` false), by their own index. */
