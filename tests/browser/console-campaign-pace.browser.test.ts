@@ -87,6 +87,8 @@ describeInBrowser('the console’s campaign page while a campaign sends', () => 
     expect(finish).toBeGreaterThan(0);
     expect(finish).toBeLessThan(30_000);
 
+    // Its funnel draws its sends over time while it runs.
+    await page.getByRole('region', { name: 'Funnel' }).getByRole('figure', { name: /^Recipients settled per minute/ }).locator('canvas').first().waitFor();
     await page.mouse.move(900, 10);
     await screenshot(page, 'campaign-throttled');
     await expectAccessible(page);

@@ -49,6 +49,26 @@ export default function TimeChart({ title, summary, rows, x, formatX, series, fo
   const theme = useMantineTheme();
   const id = useId();
   const holder = useRef<HTMLDivElement>(null);
+  const chart = useRef<uPlot | null>(null);
+  // What the drawing reads when it draws: the latest rows and formatters, so that a page that
+  // renders again (a live campaign, every few hundred milliseconds) does not build a new chart.
+  const latest = useRef({ rows, x, formatX, formatY });
+  latest.current = { rows, x, formatX, formatY };
+  const seriesKey = series.map((s) => `${s.key}/${s.label}/${s.color}`).join('|');
+  const dataKey = JSON.stringify(rows);
+
+  // Stacked bars, the first series at the bottom, are drawn tallest first: each bar is its series'
+  // value plus every series under it, so the ones drawn over it leave its own part showing. The
+  // legend, top of the stack first, reads each series' own value.
+  const drawn = kind === 'stacked-bars' ? [...series].reverse() : series;
+  const value = (row: Row, key: string) => Number(row[key] ?? 0);
+  const dataOf = (of: Row[]): uPlot.AlignedData => [
+    of.map((_, i) => i),
+    ...drawn.map((s) => {
+      const below = kind === 'stacked-bars' ? series.slice(0, series.indexOf(s) + 1) : [s];
+      return of.map((row) => below.reduce((sum, b) => sum + value(row, b.key), 0));
+    }),
+  ];
 
   useEffect(() => {
     const el = holder.current;
@@ -57,32 +77,24 @@ export default function TimeChart({ title, summary, rows, x, formatX, series, fo
       const [hue, shade] = name.split('.');
       return theme.colors[hue!]?.[Number(shade ?? 6)] ?? name;
     };
-    const value = (row: Row, key: string) => Number(row[key] ?? 0);
-    const xs = rows.map((_, i) => i);
-    // Stacked bars, the first series at the bottom, are drawn tallest first: each bar is its series'
-    // value plus every series under it, so the ones drawn over it leave its own part showing. The
-    // legend, top of the stack first, reads each series' own value.
-    const drawn = kind === 'stacked-bars' ? [...series].reverse() : series;
-    const data: uPlot.AlignedData = [
-      xs,
-      ...drawn.map((s) => {
-        const below = kind === 'stacked-bars' ? series.slice(0, series.indexOf(s) + 1) : [s];
-        return rows.map((row) => below.reduce((sum, b) => sum + value(row, b.key), 0));
-      }),
-    ];
+    const row = (i: number | null) => (i == null ? undefined : latest.current.rows[i]);
+    const label = (i: number) => {
+      const r = row(i);
+      return r ? latest.current.formatX(String(r[latest.current.x])) : '';
+    };
     const axis = { stroke: theme.colors.gray[7], font: '12px system-ui, sans-serif', grid: { stroke: theme.colors.gray[3], width: 1, dash: [3, 3] }, ticks: { show: false } };
     const bars = uPlot.paths.bars!({ size: [0.7, 48] });
-    const chart = new uPlot(
+    const made = new uPlot(
       {
         width: Math.max(200, el.clientWidth),
         height,
-        scales: { x: { time: false, range: [-0.5, rows.length - 0.5] }, y: { range: (_, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+        scales: { x: { time: false, range: () => [-0.5, latest.current.rows.length - 0.5] }, y: { range: (_, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
         axes: [
-          { ...axis, grid: { show: false }, space: 48, incrs: [1, 2, 3, 5, 7, 10, 14, 15, 30, 60], values: (_, ticks) => ticks.map((t) => (Number.isInteger(t) && rows[t] ? formatX(String(rows[t]![x])) : '')) },
-          { ...axis, size: 56, values: (_, ticks) => ticks.map((t) => formatY(t)), incrs: decimals ? undefined : [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 1e6, 1e7] },
+          { ...axis, grid: { show: false }, space: 48, incrs: [1, 2, 3, 5, 7, 10, 14, 15, 30, 60], values: (_, ticks) => ticks.map((t) => (Number.isInteger(t) ? label(t) : '')) },
+          { ...axis, size: 56, values: (_, ticks) => ticks.map((t) => latest.current.formatY(t)), incrs: decimals ? undefined : [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 1e6, 1e7] },
         ],
         series: [
-          { label: 'When', value: (_, i) => (i == null || !rows[i] ? '' : formatX(String(rows[i]![x]))) },
+          { label: 'When', value: (_, __, ___, i) => (i == null ? '' : label(i)) },
           ...drawn.map((s) => ({
             label: s.label,
             stroke: colorOf(s.color),
@@ -90,22 +102,32 @@ export default function TimeChart({ title, summary, rows, x, formatX, series, fo
             fill: kind === 'areas' ? withAlpha(colorOf(s.color), 0.12) : colorOf(s.color),
             points: { show: false },
             ...(kind === 'stacked-bars' && { paths: bars }),
-            value: (_: uPlot, v: number | null, _si: number, i: number | null) => (i == null || !rows[i] ? '' : formatY(value(rows[i]!, s.key))),
+            value: (_: uPlot, __: number | null, ___: number, i: number | null) => {
+              const r = row(i);
+              return r ? latest.current.formatY(value(r, s.key)) : '';
+            },
           })),
         ],
         legend: { live: true },
         cursor: { drag: { x: false, y: false } },
       },
-      data,
+      dataOf(latest.current.rows),
       el,
     );
-    const resize = new ResizeObserver(() => chart.setSize({ width: Math.max(200, el.clientWidth), height }));
+    chart.current = made;
+    const resize = new ResizeObserver(() => made.setSize({ width: Math.max(200, el.clientWidth), height }));
     resize.observe(el);
     return () => {
       resize.disconnect();
-      chart.destroy();
+      made.destroy();
+      chart.current = null;
     };
-  }, [rows, x, formatX, series, formatY, decimals, kind, height, theme]);
+    // The chart is built again only when what it draws changes shape; new rows are set into it below.
+  }, [seriesKey, kind, height, decimals, theme]);
+
+  useEffect(() => {
+    chart.current?.setData(dataOf(latest.current.rows));
+  }, [dataKey]);
 
   return (
     <Box component="figure" m={0} aria-labelledby={`${id}-title`} aria-describedby={`${id}-summary`}>
