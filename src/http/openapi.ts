@@ -142,7 +142,9 @@ function operationOf(route: Route): { path: string; method: string; operation: J
   }
 
   const success: Json = route.stream
-    ? { description: 'A CSV download, streamed.', content: { 'text/csv': { schema: { type: 'string' } } } }
+    ? route.streamType === 'application/json'
+      ? { description: 'A JSON document, streamed as a download.', content: { 'application/json': { schema: { type: 'object' } } } }
+      : { description: 'A CSV download, streamed.', content: { 'text/csv': { schema: { type: 'string' } } } }
     : {
         description: route.list ? 'A page, newest first.' : 'The answer.',
         ...(route.list

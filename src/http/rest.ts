@@ -23,6 +23,8 @@ export interface Route {
   view?: (result: any) => unknown;
   /** The operation answers a file (a `Download`), streamed to the client as an attachment, not JSON. */
   stream?: boolean;
+  /** The media type of the file a `stream` route answers, for the API's description; CSV unless said. */
+  streamType?: 'text/csv' | 'application/json';
   /** The request uploads a file (`text/csv`, or `multipart/form-data` with a `file` part): its fields are the input, the file `params.file`. */
   upload?: boolean;
   /** Error statuses its method and path do not imply: a 404 for an id the body names. */

@@ -9,6 +9,7 @@ import * as campaignResend from '../modules/campaigns/resend.js';
 import { pendingSendView } from '../modules/campaigns/runs.js';
 import * as contacts from '../modules/contacts/service.js';
 import { attributeKeys } from '../modules/contacts/attribute-keys.js';
+import * as personData from '../modules/person-data/service.js';
 import { bulk as bulkContacts } from '../modules/contacts/bulk.js';
 import { exportContacts } from '../modules/contacts/export.js';
 import * as contactImports from '../modules/contact-imports/service.js';
@@ -79,6 +80,8 @@ export const routes: Route[] = [
   { method: 'get', path: '/contacts/export', op: exportContacts, stream: true, input: queryParams },
   { method: 'post', path: '/contacts/bulk', op: bulkContacts },
   { method: 'get', path: '/contacts/attribute-keys', op: attributeKeys, input: none },
+  { method: 'get', path: '/contacts/data', op: personData.ofAddress, stream: true, streamType: 'application/json', input: queryParams },
+  { method: 'get', path: '/contacts/:id/data', op: personData.ofContact, stream: true, streamType: 'application/json', input: none },
   { method: 'get', path: '/contacts/:id', op: contacts.get, input: none },
   { method: 'put', path: '/contacts/:id', op: contacts.update },
   { method: 'delete', path: '/contacts/:id', op: contacts.remove, input: none },

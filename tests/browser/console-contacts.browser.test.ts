@@ -108,6 +108,28 @@ describeInBrowser('the console’s contacts pages', () => {
     expect(ui.problems()).toEqual([]);
   }, 60_000);
 
+  test('an admin downloads everything Herald holds about a contact, as the API gives it', async () => {
+    const contact = (await api.post('/contacts', { name: 'Wanjiru Data', email: 'wanjiru.data@example.com', phone: '0712399001' }, { token: org.token })).body;
+    expect((await api.post('/notifications/send', { type: 'sms', to: ['0712399001', '0712399002'], message: 'Your parcel' }, { token: org.token })).status).toBe(200);
+    const page = await ui.open(herald.url, org.token, `/contacts/${contact._id}`);
+    await page.getByRole('heading', { name: 'Wanjiru Data' }).waitFor();
+    const [file] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download data' }).click()]);
+    expect(file.suggestedFilename()).toBe('wanjiru-data-data.json');
+    const chunks: Buffer[] = [];
+    for await (const chunk of (await file.createReadStream())!) chunks.push(chunk as Buffer);
+    const doc = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    expect(doc.subject).toEqual({ contactId: contact._id, addresses: ['wanjiru.data@example.com', '+254712399001'] });
+    expect(doc.messages.map((m: any) => m.recipients.map((r: any) => r.recipient))).toEqual([['+254712399001']]);
+    expect(JSON.stringify(doc)).not.toContain('+254712399002');
+    await expectAccessible(page);
+
+    const user = await addUser(api, org, 'user');
+    const memberPage = await ui.open(herald.url, user.token, `/contacts/${contact._id}`);
+    await memberPage.getByRole('heading', { name: 'Wanjiru Data' }).waitFor();
+    expect(await memberPage.getByRole('button', { name: 'Download data' }).count()).toBe(0);
+    expect(ui.problems()).toEqual([]);
+  }, 60_000);
+
   test('a server validation error lands next to the field it names', async () => {
     const page = await ui.open(herald.url, org.token, '/contacts');
     await page.getByRole('button', { name: 'New contact' }).first().click();

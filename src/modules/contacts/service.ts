@@ -133,7 +133,8 @@ function orThrow<T extends { problems: FieldProblem[] }>(resolved: T): T {
   return resolved;
 }
 
-async function load(db: Knex | Knex.Transaction, orgId: string, id: string) {
+/** A contact as the API shows it (`GET /contacts/:id`). */
+export async function load(db: Knex | Knex.Transaction, orgId: string, id: string) {
   const row = await tenant(db, orgId).scoped('contacts').where('contacts.id', id).first(contactColumns(db, orgId));
   return toContactDto(row as ContactRow);
 }

@@ -156,7 +156,7 @@ const STATUS_COUNT = { success: 'success_count', failed: 'failed_count', pending
  * The address as a send stores it (a lower-case email, a phone number in E.164 read with the
  * organization's country), or null when it is neither.
  */
-async function normaliseRecipient(ctx: AuthedContext, raw: string): Promise<string | null> {
+export async function normaliseRecipient(ctx: AuthedContext, raw: string): Promise<string | null> {
   if (raw.includes('@')) return normaliseAddress(raw, { kind: 'email', dotlessDomains: !ctx.config.blockPrivateHosts });
   const org = await ctx.loaders.organizationById.load(ctx.caller.orgId);
   return normaliseAddress(raw, { kind: 'phone', orgCountry: org?.country });
@@ -279,3 +279,55 @@ export const stats = operation({
     return { since: from.toISOString(), total: byChannel.reduce((sum, c) => sum + c.count, 0), byChannel };
   },
 });
+
+/** A message of a person's: its log without the other recipients, and theirs with their positions. */
+export interface PersonMessage {
+  log: Omit<MessageLogDto, 'recipients'>;
+  /** The person's recipients of the log (one address may be there more than once), with their positions (1 the first). */
+  recipients: (LogRecipientDto & { position: number })[];
+  /** Where the next page starts. */
+  key: { createdAt: Date; id: string };
+}
+
+/**
+ * Up to `limit` of the organization's logs that have any of `addresses` (as a send stores them)
+ * among their recipients, newest first, after `before`: from the index of the logs' addresses, each
+ * with only those recipients and their receipts.
+ */
+export async function messagesTo(ctx: AuthedContext, addresses: string[], before: { createdAt: Date; id: string } | null, limit: number): Promise<PersonMessage[]> {
+  if (!addresses.length) return [];
+  const q = tenant(ctx.db, ctx.caller.orgId).scoped('message_logs').select(COLUMNS);
+  q.where((w) => {
+    for (const address of addresses) w.orWhereRaw(hasRecipientSql('message_logs.recipients', '?'), [address]);
+  });
+  if (before) q.whereRaw('(message_logs.created_at, message_logs.id) < (?, ?::uuid)', [before.createdAt, before.id]);
+  // As `list` reads a recipient's logs: found through the index first, then ordered (OFFSET 0).
+  const rows = (await ctx.db
+    .select('*')
+    .from(ctx.db.raw('(? OFFSET 0) AS message_logs', [q]))
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .limit(limit)) as MessageLogRow[];
+  const receipts = await receiptsFor(ctx, rows);
+  const wanted = new Set(addresses);
+  return rows.map((row) => {
+    const { recipients, ...log } = toDto(row, receipts);
+    return {
+      log,
+      recipients: recipients.flatMap((r, i) => (wanted.has(r.recipient) ? [{ ...r, position: i + 1 }] : [])),
+      key: { createdAt: row.created_at, id: row.id },
+    };
+  });
+}
+
+/** The events of these recipients of these logs, in the order they happened. */
+export async function eventsOfRecipients(ctx: AuthedContext, logIds: string[], addresses: string[]): Promise<(MessageEventDto & { logId: string })[]> {
+  if (!logIds.length || !addresses.length) return [];
+  const rows = (await tenant(ctx.db, ctx.caller.orgId)
+    .scoped('message_events')
+    .whereIn('message_events.log_id', logIds)
+    .whereIn('message_events.recipient', addresses)
+    .orderBy(['message_events.occurred_at', 'message_events.created_at', 'message_events.id'])
+    .select('message_events.id', 'message_events.type', 'message_events.log_id', 'message_events.position', 'message_events.campaign_id', 'message_events.recipient',
+            'message_events.occurred_at', 'message_events.counted', 'message_events.data', 'message_events.created_at')) as EventRow[];
+  return rows.map((e) => ({ ...eventDto(e), logId: e.log_id }));
+}

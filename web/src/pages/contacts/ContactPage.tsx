@@ -15,6 +15,7 @@ import { ContactForm } from './ContactForm';
 import { ContactGroups } from './ContactGroups';
 import { ContactMessages } from './ContactMessages';
 import { DeleteContact } from './documents';
+import { PersonDataButton } from './PersonDataButton';
 
 const ContactQueryDocument = graphql(`
   query Contact($id: ID!) {
@@ -60,6 +61,7 @@ export default function ContactPage() {
                 <Button variant="default" onClick={() => setEditing(true)}>
                   Edit contact
                 </Button>
+                <PersonDataButton contactId={contact._id} name={contact.name} />
                 <Button color="red.9" variant="outline" loading={deleteState.fetching} onClick={() => void remove(contact)}>
                   Delete contact
                 </Button>
