@@ -10,6 +10,7 @@ import { sweepSends } from './modules/notifications/tasks.js';
 import { sweepStats } from './modules/stats/tasks.js';
 import { sandboxTasks } from './modules/sandbox/receipts.js';
 import { sweepWebhooks, webhookTasks } from './modules/webhooks/delivery.js';
+import { erasureTasks } from './modules/erasure/service.js';
 
 /**
  * Every task a worker process runs, in lanes that never take each other's jobs: `sending`, the
@@ -17,8 +18,8 @@ import { sweepWebhooks, webhookTasks } from './modules/webhooks/delivery.js';
  * `WORKER_CONCURRENCY` slots; `webhooks`, the jobs that start endpoints' delivery runs, on as many
  * (a job ends once its run is started, never waiting on a receiver, and is never queued behind a
  * campaign's chunks);
- * `imports`, the contact imports, on as many (one organization's at a time, but a 1,000,000-row
- * file held a sending slot for as long as it took); and `receipts`, the sandbox's simulated
+ * `imports`, the contact imports and erasures of people, on as many (one organization's import at a
+ * time, but a 1,000,000-row file held a sending slot for as long as it took); and `receipts`, the sandbox's simulated
  * receipts, one job at a time (a campaign chunk's job records thousands, for a second and more).
  * `onStart` schedules the sweep whenever the workers (re)start. Each task is timed into the job
  * metrics.
@@ -32,7 +33,7 @@ export function workerLanes(deps: Deps): { lanes: WorkerLane[]; onStart: () => P
     lanes: [
       { name: 'sending', tasks: timedTasks({ ...campaignTasks(deps), ...sweep.tasks }), concurrency },
       { name: 'webhooks', tasks: timedTasks(webhooks.tasks), concurrency, drain: webhooks.drain },
-      { name: 'imports', tasks: timedTasks(imports.tasks), concurrency, drain: imports.drain },
+      { name: 'imports', tasks: timedTasks({ ...imports.tasks, ...erasureTasks(deps) }), concurrency, drain: imports.drain },
       { name: 'receipts', tasks: timedTasks(sandboxTasks(deps)), concurrency: 1 },
     ],
     onStart: sweep.schedule,

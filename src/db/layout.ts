@@ -28,6 +28,7 @@ export const LAYOUT = {
     'contacts',
     'dkim_keys',
     'email_bounces',
+    'erasures',
     'groups',
     'idempotency_keys',
     'invitations',

@@ -371,6 +371,21 @@ const figures = {
 };
 const day = z.string().describe('A day, `YYYY-MM-DD`, in the answer\'s `timeZone`.');
 
+const erasure = z
+  .looseObject({
+    _id: id,
+    contactId: id.nullable(),
+    channels: z.array(z.enum(['email', 'phone'])),
+    tokens: z.array(z.string()).describe('`erased:<HMAC>`: what stands for each erased address wherever it was.'),
+    status: z.enum(['pending', 'done']),
+    stepsDone: z.number().int(),
+    steps: z.number().int(),
+    rowsChanged: z.number().int(),
+    createdAt: instant,
+    finishedAt: instant.nullable(),
+  })
+  .describe('An erasure and how far its job got.');
+
 /** The success answer of each described route. */
 export const RESPONSES: Record<string, z.ZodType> = {
   'post /auth/signup': z.looseObject({ token: z.string(), user }),
@@ -414,6 +429,10 @@ export const RESPONSES: Record<string, z.ZodType> = {
     .describe('What the invitation link shows.'),
   'post /invitations/accept/:token': session.extend({ twoFactorSetupRequired: z.literal(true).optional() }).describe('A session for the new user, as login answers it.'),
   'delete /contacts/:id': deleted,
+  'post /contacts/:id/erase': erasure,
+  'post /erasures': erasure,
+  'get /erasures': list(erasure),
+  'get /erasures/:id': erasure,
   'delete /groups/:id': deleted,
   'delete /templates/:id': deleted,
   'delete /webhooks/:id': deleted,

@@ -10,6 +10,7 @@ import { pendingSendView } from '../modules/campaigns/runs.js';
 import * as contacts from '../modules/contacts/service.js';
 import { attributeKeys } from '../modules/contacts/attribute-keys.js';
 import * as personData from '../modules/person-data/service.js';
+import * as erasure from '../modules/erasure/service.js';
 import { bulk as bulkContacts } from '../modules/contacts/bulk.js';
 import { exportContacts } from '../modules/contacts/export.js';
 import * as contactImports from '../modules/contact-imports/service.js';
@@ -81,6 +82,7 @@ export const routes: Route[] = [
   { method: 'post', path: '/contacts/bulk', op: bulkContacts },
   { method: 'get', path: '/contacts/attribute-keys', op: attributeKeys, input: none },
   { method: 'get', path: '/contacts/data', op: personData.ofAddress, stream: true, streamType: 'application/json', input: queryParams },
+  { method: 'post', path: '/contacts/:id/erase', op: erasure.eraseContact, status: 202, input: none },
   { method: 'get', path: '/contacts/:id/data', op: personData.ofContact, stream: true, streamType: 'application/json', input: none },
   { method: 'get', path: '/contacts/:id', op: contacts.get, input: none },
   { method: 'put', path: '/contacts/:id', op: contacts.update },
@@ -91,6 +93,9 @@ export const routes: Route[] = [
   { method: 'get', path: '/contact-imports/:id', op: contactImports.get, input: none },
   { method: 'post', path: '/contact-imports/:id/cancel', op: contactImports.cancel, input: none },
 
+  { method: 'get', path: '/erasures', op: erasure.list, list: true, input: none },
+  { method: 'post', path: '/erasures', op: erasure.eraseAddress, status: 202 },
+  { method: 'get', path: '/erasures/:id', op: erasure.get, input: none },
   { method: 'get', path: '/suppressions', op: suppressions.list, list: true, input: queryFilters },
   { method: 'post', path: '/suppressions', op: suppressions.add, status: 201 },
   { method: 'post', path: '/suppressions/import', op: suppressions.importCsv, upload: true },

@@ -11,7 +11,7 @@ let b: Org;
 const ids: Record<string, string> = {};
 const secrets: string[] = [];
 
-const TENANT_TABLES = ['users', 'api_keys', 'contacts', 'groups', 'contact_groups', 'campaigns', 'campaign_batches', 'message_logs', 'sandbox_sends', 'organization_credits', 'message_templates', 'providers', 'suppressions', 'dkim_keys', 'invitations'];
+const TENANT_TABLES = ['users', 'api_keys', 'contacts', 'groups', 'contact_groups', 'campaigns', 'campaign_batches', 'message_logs', 'sandbox_sends', 'organization_credits', 'message_templates', 'providers', 'suppressions', 'dkim_keys', 'invitations', 'erasures'];
 const ORDER: Record<string, string[]> = { contact_groups: ['contact_id'], campaign_batches: ['channel', 'batch_no'], organization_credits: ['organization_id'] };
 
 async function snapshot(orgId: string) {
@@ -43,6 +43,10 @@ beforeAll(async () => {
   ids.suppression = (await api.post('/suppressions', { address: 'alpha.bounced@example.com', detail: 'Alpha detail' }, { token: a.token })).body._id;
   ids.dkim = (await api.post('/dkim-keys', { domain: 'alpha-secret.example', selector: 'alpha' }, { token: a.token })).body._id;
   secrets.push('alpha.bounced', 'Alpha detail', 'alpha-secret.example');
+  const leaver = (await api.post('/contacts', { name: 'Alpha Erased', email: 'alpha.erased@example.com' }, { token: a.token })).body._id;
+  ids.erasure = (await api.post(`/contacts/${leaver}/erase`, undefined, { token: a.token })).body._id;
+  const erased = await waitFor(() => api.get(`/erasures/${ids.erasure}`, { token: a.token }), (r: any) => r.body.status === 'done', 20_000);
+  secrets.push(...erased.body.tokens);
   const invited = await api.post('/invitations', { email: 'alpha.invitee@example.com', role: 'admin', firstName: 'Invitee' }, { token: a.token });
   expect(invited.status).toBe(201);
   ids.invitation = invited.body.invitation._id;
@@ -108,6 +112,8 @@ test('every id-taking operation of both doors, with every credential of another 
     ['POST', `/campaigns/${ids.campaign}/preview`, { contactId: ids.contact }],
     ['DELETE', `/invitations/${ids.invitation}`],
     ['GET', `/contacts/${ids.contact}/data`],
+    ['POST', `/contacts/${ids.contact}/erase`],
+    ['GET', `/erasures/${ids.erasure}`],
     ['POST', '/campaigns/preview', { channel: 'sms', content: 'Hi {{ contact.name }} {{ contact.attributes.alphaSecretPlan }}', contactId: ids.contact }],
     ['POST', '/notifications/estimate', { type: 'sms', to: '0712000002', templateId: ids.template }],
   ];
@@ -118,7 +124,7 @@ test('every id-taking operation of both doors, with every credential of another 
     ['POST', '/campaigns/preview', { channel: 'email', subject: 'Hi {{ contact.name }}', content: 'Plan {{ contact.attributes.alphaSecretPlan }}', to: 'alpha.customer@example.com' }],
     ['POST', '/notifications/estimate', { type: 'sms', to: '0712345678', message: 'Hi {{ contact.name }}' }],
   ];
-  const lists = ['/invitations', '/contacts/attribute-keys', '/stats/daily?days=90', '/suppressions', '/dkim-keys', '/providers', `/contacts?group=${ids.group}`, `/message-logs?campaignId=${ids.campaign}`, '/contacts', '/groups', '/campaigns', '/message-logs', '/sandbox/outbox', '/templates'];
+  const lists = ['/erasures', '/invitations', '/contacts/attribute-keys', '/stats/daily?days=90', '/suppressions', '/dkim-keys', '/providers', `/contacts?group=${ids.group}`, `/message-logs?campaignId=${ids.campaign}`, '/contacts', '/groups', '/campaigns', '/message-logs', '/sandbox/outbox', '/templates'];
   lists.push('/contacts?unsubscribed=email');
   const gql: [string, Record<string, unknown>?][] = [
     [`{ user(id: "${ids.user}") { _id email } }`],
@@ -163,6 +169,9 @@ test('every id-taking operation of both doors, with every credential of another 
     [`mutation { revokeInvitation(id: "${ids.invitation}") { message } }`],
     [`{ invitations { totalCount edges { node { email } } } }`],
     [`{ personData(contactId: "${ids.contact}") }`],
+    [`mutation { eraseContact(id: "${ids.contact}") { _id } }`],
+    [`{ erasure(id: "${ids.erasure}") { _id tokens } }`],
+    [`{ erasures { totalCount edges { node { _id tokens } } } }`],
   ];
 
   // The sandbox reports the seeded sends' receipts seconds later, in its own jobs: those land before the snapshot, not during the attempts.

@@ -42,6 +42,7 @@ export const AUDIT_ACTIONS = [
   'contact.subscriptions_changed',
   'contact.bulk_unsubscribed',
   'contact.bulk_resubscribed',
+  'contact.erased',
   'campaign.resent',
   'provider.created',
   'provider.updated',

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { erasureKeySql, tokenSql } from '../erasure/tokens.js';
 import { MAX_LOG_RECIPIENTS } from '../../delivery/log-recipients.js';
 import type { Channel } from '../../delivery/types.js';
 import type { CampaignRow } from './dto.js';
@@ -70,10 +71,14 @@ export function audienceAddresses(campaign: CampaignRow, channel: Channel): Sql 
   const orgId = campaign.organization_id;
   const { expr, present, left } = ADDRESS[channel];
   const inChosen = chosen(campaign, 'c');
-  // Left the channel, or (email) on the organization's suppression list.
-  const listed = (address: string) => (channel === 'email' ? ` AND NOT EXISTS (SELECT 1 FROM suppressions s WHERE s.organization_id = ? AND s.channel = 'email' AND s.address = ${address})` : '');
+  // Left the channel, or (email) on the organization's suppression list, as itself or erased (its
+  // token: computed only for an organization that has erased someone, see erasure/tokens.ts).
+  const listed = (address: string) =>
+    channel === 'email'
+      ? ` AND NOT EXISTS (SELECT 1 FROM suppressions s WHERE s.organization_id = ? AND s.channel = 'email' AND s.address IN (${address}, ${tokenSql(address, erasureKeySql('?'))}))`
+      : '';
   const notLeft = (address: string) => `NOT EXISTS (SELECT 1 FROM contacts u WHERE u.organization_id = ? AND ${expr('u')} = ${address} AND ${escapeExists(left('u'))})${listed(address)}`;
-  const leftBindings = channel === 'email' ? [orgId, orgId] : [orgId];
+  const leftBindings = channel === 'email' ? [orgId, orgId, orgId] : [orgId];
   const bindings: Knex.Value[] = [orgId, ...inChosen.bindings, ...leftBindings];
   const parts = [
     `(SELECT DISTINCT ${expr('c')} AS address FROM contacts c
@@ -120,11 +125,22 @@ export function listedAddresses(campaign: CampaignRow): Sql {
   const inChosen = chosen(campaign, 'c');
   const everyone = campaign.recipient_type === 'all';
   const named = `(${everyone ? 'false' : 's.address = ANY(?::text[])'} OR EXISTS (SELECT 1 FROM contacts c WHERE c.organization_id = ? AND ${expr('c')} = s.address AND ${present('c')} ${inChosen.sql}))`;
+  // Addresses listed under their token (erased): the campaign's own addresses whose token is listed,
+  // counted only for an organization that has erased someone (a token computed per address).
+  const token = tokenSql('a.address', 'k.key');
+  const erased = `SELECT count(DISTINCT a.address)::int FROM (SELECT ${erasureKeySql('?')} AS key) k,
+      LATERAL (SELECT ${expr('c')} AS address FROM contacts c WHERE k.key IS NOT NULL AND c.organization_id = ? AND ${present('c')} ${inChosen.sql}
+               UNION SELECT m FROM unnest(?::text[]) AS m WHERE k.key IS NOT NULL) a
+      WHERE EXISTS (SELECT 1 FROM suppressions s WHERE s.organization_id = ? AND s.channel = 'email' AND s.address = ${token})
+        AND NOT EXISTS (SELECT 1 FROM contacts u WHERE u.organization_id = ? AND ${expr('u')} = a.address AND ${escapeExists(left('u'))})`;
   return {
-    sql: `SELECT count(*)::int AS n FROM suppressions s
+    sql: `SELECT (SELECT count(*)::int FROM suppressions s
           WHERE s.organization_id = ? AND s.channel = 'email' AND ${named}
-            AND NOT EXISTS (SELECT 1 FROM contacts u WHERE u.organization_id = ? AND ${expr('u')} = s.address AND ${escapeExists(left('u'))})`,
-    bindings: [orgId, ...(everyone ? [] : [manualOf(campaign, 'email')]), orgId, ...inChosen.bindings, orgId],
+            AND NOT EXISTS (SELECT 1 FROM contacts u WHERE u.organization_id = ? AND ${expr('u')} = s.address AND ${escapeExists(left('u'))})) + (${erased}) AS n`,
+    bindings: [
+      orgId, ...(everyone ? [] : [manualOf(campaign, 'email')]), orgId, ...inChosen.bindings, orgId,
+      orgId, orgId, ...inChosen.bindings, everyone ? [] : manualOf(campaign, 'email'), orgId, orgId,
+    ],
   };
 }
 

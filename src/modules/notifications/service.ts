@@ -2,6 +2,8 @@ import { z } from 'zod';
 import type { AuthedContext } from '../../context.js';
 import { idempotent } from '../../db/idempotency.js';
 import { tenant } from '../../db/tenant.js';
+import { erasureKey } from '../erasure/keys.js';
+import { erasedToken, TOKEN_PREFIX } from '../erasure/tokens.js';
 import * as credits from '../../delivery/credits.js';
 import { deliver, priceOf, type RecipientInput, type RecipientOutcome } from '../../delivery/pipeline.js';
 import type { Channel } from '../../delivery/types.js';
@@ -168,13 +170,17 @@ async function recipientsOf(ctx: AuthedContext, channel: Channel, to: string[]):
 async function failHardBounced(ctx: AuthedContext, recipients: RecipientInput[]): Promise<void> {
   const addresses = recipients.filter((r) => !r.invalid).map((r) => r.recipient);
   if (!addresses.length) return;
+  // An erased address is listed under its token (erasure/tokens.ts).
+  const key = await erasureKey(ctx.db, ctx.caller.orgId);
+  const listedAs = new Map(addresses.map((a) => [a, a]));
+  if (key) for (const a of addresses) listedAs.set(erasedToken(key, a), a);
   const bounced = (await tenant(ctx.db, ctx.caller.orgId)
     .scoped('suppressions')
     .where({ 'suppressions.channel': 'email', 'suppressions.reason': 'bounce', 'suppressions.bounce_type': 'hard' })
-    .whereIn('suppressions.address', addresses)
+    .whereIn('suppressions.address', [...listedAs.keys()])
     .select('suppressions.address', 'suppressions.detail')) as { address: string; detail: string | null }[];
   if (!bounced.length) return;
-  const byAddress = new Map(bounced.map((b) => [b.address, b.detail]));
+  const byAddress = new Map(bounced.map((b) => [listedAs.get(b.address)!, b.detail]));
   for (const r of recipients) {
     if (r.invalid || !byAddress.has(r.recipient)) continue;
     const detail = byAddress.get(r.recipient);
@@ -286,5 +292,11 @@ async function everyContactAddress(ctx: AuthedContext, channel: Channel): Promis
   let query = withAddress().except(withAddress().whereRaw(leftChannel(channel)));
   if (channel === 'email') query = query.except(tenant(ctx.db, ctx.caller.orgId).scoped('suppressions').where('suppressions.channel', 'email').select('suppressions.address'));
   const rows: { address: string }[] = await query.orderBy('address');
-  return rows.map((r) => r.address);
+  const key = channel === 'email' ? await erasureKey(ctx.db, ctx.caller.orgId) : null;
+  if (!key) return rows.map((r) => r.address);
+  // Less the addresses listed under their token (erased, then a contact's again).
+  const erased = new Set(
+    ((await tenant(ctx.db, ctx.caller.orgId).scoped('suppressions').where('suppressions.channel', 'email').whereLike('suppressions.address', `${TOKEN_PREFIX}%`).select('suppressions.address')) as { address: string }[]).map((r) => r.address),
+  );
+  return rows.map((r) => r.address).filter((a) => !erased.has(erasedToken(key, a)));
 }

@@ -37,7 +37,7 @@ interface SuppressionRow {
   id: string;
   channel: 'email';
   address: string;
-  reason: 'manual' | 'import' | 'bounce' | 'complaint';
+  reason: 'manual' | 'import' | 'bounce' | 'complaint' | 'erased';
   bounce_type: 'hard' | 'soft' | null;
   detail: string | null;
   created_at: Date;

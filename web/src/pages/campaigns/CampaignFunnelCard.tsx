@@ -115,7 +115,8 @@ function FunnelBody({ funnel: f }: { funnel: Funnel }) {
   return (
     <>
       <Stack gap="xs">
-        {STEPS.map((s) => (
+        {/* Only email bounces: an SMS or WhatsApp campaign's funnel has no such step. */}
+        {STEPS.filter((s) => s.key !== 'bounced' || f.byChannel.some((c) => c.channel === 'email')).map((s) => (
           <div key={s.key} role="group" aria-label={s.label}>
             <Group justify="space-between" gap="xs">
               <Text size="sm">{s.label}</Text>

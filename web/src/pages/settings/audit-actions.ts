@@ -95,6 +95,7 @@ export const AUDIT_ACTION_GROUPS: { label: string; prefix: string; actions: Reco
       'contact.subscriptions_changed': 'Contact consent changed',
       'contact.bulk_unsubscribed': 'Contacts unsubscribed in bulk',
       'contact.bulk_resubscribed': 'Contacts resubscribed in bulk',
+      'contact.erased': 'Person erased',
     },
   },
 ];
