@@ -1,5 +1,5 @@
 import type { Herald } from '../../src/server.js';
-import { consoleBrowser, describeInBrowser, expectAccessible, type ConsoleBrowser } from '../helpers/console.js';
+import { consoleBrowser, describeInBrowser, expectAccessible, screenshot, type ConsoleBrowser } from '../helpers/console.js';
 import { addUser, heraldWithOrg, type Client, type Org } from '../helpers/herald.js';
 
 let herald: Herald, api: Client, org: Org;
@@ -127,6 +127,29 @@ describeInBrowser('the console’s contacts pages', () => {
     const memberPage = await ui.open(herald.url, user.token, `/contacts/${contact._id}`);
     await memberPage.getByRole('heading', { name: 'Wanjiru Data' }).waitFor();
     expect(await memberPage.getByRole('button', { name: 'Download data' }).count()).toBe(0);
+    expect(ui.problems()).toEqual([]);
+  }, 60_000);
+
+  test('an admin erases a person after typing their name; the erasure is queued and the list says so', async () => {
+    const contact = (await api.post('/contacts', { name: 'Achieng Forget', email: 'achieng.forget@example.com' }, { token: org.token })).body;
+    const page = await ui.open(herald.url, org.token, `/contacts/${contact._id}`);
+    await page.getByRole('heading', { name: 'Achieng Forget' }).waitFor();
+    await page.getByRole('button', { name: 'Erase person' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Erase Achieng Forget?' });
+    await dialog.waitFor();
+    const erase = dialog.getByRole('button', { name: 'Erase', exact: true });
+    expect(await erase.isDisabled()).toBe(true);
+    await dialog.getByLabel('Type Achieng Forget to confirm').fill('Achieng');
+    expect(await erase.isDisabled()).toBe(true);
+    await dialog.getByLabel('Type Achieng Forget to confirm').fill('Achieng Forget');
+    await expectAccessible(page);
+    await screenshot(page, 'contact-erase-dialog', { fullPage: false });
+    await erase.click();
+    await page.waitForURL('**/contacts');
+    await page.getByRole('status').filter({ hasText: 'Achieng Forget is being erased' }).waitFor();
+    const erasures = (await api.get('/erasures', { token: org.token })).body as { contactId: string; status: string; tokens: string[] }[];
+    expect(erasures).toEqual([expect.objectContaining({ contactId: contact._id, status: 'pending' })]);
+    expect(JSON.stringify(erasures)).not.toContain('achieng.forget@example.com');
     expect(ui.problems()).toEqual([]);
   }, 60_000);
 

@@ -15,6 +15,7 @@ import { ContactForm } from './ContactForm';
 import { ContactGroups } from './ContactGroups';
 import { ContactMessages } from './ContactMessages';
 import { DeleteContact } from './documents';
+import { EraseContact } from './EraseContact';
 import { PersonDataButton } from './PersonDataButton';
 
 const ContactQueryDocument = graphql(`
@@ -65,6 +66,7 @@ export default function ContactPage() {
                 <Button color="red.9" variant="outline" loading={deleteState.fetching} onClick={() => void remove(contact)}>
                   Delete contact
                 </Button>
+                <EraseContact contactId={contact._id} name={contact.name} />
               </>
             )}
           </PageHeader>

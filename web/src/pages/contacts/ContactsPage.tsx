@@ -1,6 +1,6 @@
 import { Alert, Badge, Button, Checkbox, ColorSwatch, Group, Table, Text, VisuallyHidden } from '@mantine/core';
 import { lazy, Suspense, useState } from 'react';
-import { Link } from 'react-router';
+import { Link, useLocation } from 'react-router';
 import { useMutation, useQuery, type CombinedError } from 'urql';
 import { CursorPager } from '../../components/CursorPager';
 import { EmptyState } from '../../components/EmptyState';
@@ -65,6 +65,9 @@ export default function ContactsPage() {
   const [editing, setEditing] = useState<ContactFieldsFragment | 'new' | null>(null);
   const [exportError, setExportError] = useState<CombinedError | undefined>();
   const [bulkDone, setBulkDone] = useState<string | null>(null);
+  // Said once by the page that sent the user here (an erasure under way).
+  const location = useLocation();
+  const [notice, setNotice] = useState<string | null>((location.state as { notice?: string } | null)?.notice ?? null);
 
   // A 400 about the filter names its field (`filter.attributes`): shown on that filter's control.
   const filterErrors = Object.fromEntries(Object.entries(fieldErrors(error)).map(([k, v]) => [k.replace(/^filter\./, ''), v]));
@@ -83,6 +86,11 @@ export default function ContactsPage() {
       {!Object.keys(filterErrors).length && <ErrorAlert error={error} />}
       <ErrorAlert error={deleteState.error} />
       <ErrorAlert error={exportError} title="The export could not start" />
+      {notice && (
+        <Alert color="indigo" role="status" title="Erasure under way" withCloseButton closeButtonLabel="Dismiss" onClose={() => setNotice(null)} mb="md">
+          {notice}
+        </Alert>
+      )}
       {bulkDone && (
         <Alert color="indigo" role="status" title="Bulk action done" withCloseButton closeButtonLabel="Dismiss" onClose={() => setBulkDone(null)} mb="md">
           {bulkDone}
