@@ -267,6 +267,7 @@ const organization = z
     emailFromName: z.string().nullable(),
     tracking: z.boolean(),
     requireTwoFactor: z.boolean(),
+    retentionDays: z.number().int().describe('Days message logs, receipts, events, the sandbox outbox and webhook events are kept (30-3650).'),
     credentials: z.looseObject({ sms_apiUrl: z.string(), whatsapp_webhookUrl: z.string(), sms_reportUrl: z.string().nullable().describe('Admins only: null for the user role (it carries the token delivery reports prove themselves with).') }),
   })
   .describe('The caller\'s organization, its credentials masked.');

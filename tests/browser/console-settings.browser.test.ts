@@ -251,6 +251,27 @@ describeInBrowser('the console’s settings pages', () => {
     expect(ui.problems()).toEqual([]);
   }, 60_000);
 
+  test('privacy: how long logs are kept, refused out of range next to the field, saved and kept across a reload', async () => {
+    const page = await ui.open(herald.url, org.token, '/settings/privacy');
+    const field = page.getByLabel('Keep message logs for (days)');
+    await field.waitFor();
+    expect(await field.inputValue()).toBe('395');
+    await expectAccessible(page);
+    await field.fill('20');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText(/^retentionDays must be .*30/).waitFor();
+    expect((await api.get('/organizations/current', { token: org.token })).body.retentionDays).toBe(395);
+    await field.fill('90');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved: logs are kept for 90 days.' }).waitFor();
+    expect((await api.get('/organizations/current', { token: org.token })).body.retentionDays).toBe(90);
+    await screenshot(page, 'settings-privacy', { fullPage: false });
+    await page.reload();
+    await page.getByLabel('Keep message logs for (days)').waitFor();
+    await waitFor(() => page.getByLabel('Keep message logs for (days)').inputValue(), (v: string) => v === '90');
+    expect(ui.problems()).toEqual([]);
+  }, 60_000);
+
   test('a user-role member sees no settings in the sidebar, and an admin page by URL says it is for admins', async () => {
     const member = await addUser(api, org, 'user');
     const page = await ui.open(herald.url, member.token, '/profile');
@@ -258,7 +279,7 @@ describeInBrowser('the console’s settings pages', () => {
     await nav.getByRole('link', { name: 'Profile' }).waitFor();
     await page.getByRole('button', { name: 'Change password' }).waitFor();
     await expectAccessible(page);
-    for (const name of ['Team', 'API keys', 'Channels', 'Webhooks', 'Tracking']) expect(await nav.getByRole('link', { name }).count()).toBe(0);
+    for (const name of ['Team', 'API keys', 'Channels', 'Webhooks', 'Tracking', 'Privacy']) expect(await nav.getByRole('link', { name }).count()).toBe(0);
 
     await page.goto(new URL('/settings/api-keys', herald.url).toString());
     await page.getByRole('alert').getByText('Admins only').waitFor();

@@ -10,6 +10,7 @@ export interface OrganizationRow {
   credentials: Buffer | null;
   tracking: boolean;
   require_two_factor: boolean;
+  retention_days: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -75,6 +76,8 @@ export interface OrganizationDto extends OrganizationSummary {
   tracking: boolean;
   /** Members must use two-factor authentication: until they enrol, their sessions may only enrol. */
   requireTwoFactor: boolean;
+  /** Days its logs, receipts, events, outbox and webhook events are kept (30-3650; 395 by default). */
+  retentionDays: number;
   credentials: CredentialsDto;
   createdAt: string;
   updatedAt: string;

@@ -31,6 +31,7 @@ async function toOrganizationDto(ctx: AuthedContext, row: OrganizationRow, db: K
     emailFromName: row.email_from_name,
     tracking: row.tracking,
     requireTwoFactor: row.require_two_factor,
+    retentionDays: row.retention_days,
     credentials: showCredentials(config, await legacyCredentials(db, config, row.id), row.id, role),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
@@ -149,7 +150,7 @@ async function recordSettingsChange(trx: Knex.Transaction, ctx: AuthedContext, c
 async function writeOrganization(
   ctx: AuthedContext,
   trx: Knex.Transaction,
-  changes: Partial<Pick<OrganizationRow, 'tracking' | 'require_two_factor'>>,
+  changes: Partial<Pick<OrganizationRow, 'tracking' | 'require_two_factor' | 'retention_days'>>,
 ): Promise<OrganizationRow> {
   const [updated] = await trx('organizations')
     .where({ id: ctx.caller.orgId })
@@ -158,7 +159,7 @@ async function writeOrganization(
   return { ...updated, credits: await credits.balance(trx, ctx.caller.orgId) } as OrganizationRow;
 }
 
-/** `PUT /organizations/current`: the organization's settings (`tracking`, `requireTwoFactor`). Admins, by JWT. */
+/** `PUT /organizations/current`: the organization's settings (`tracking`, `requireTwoFactor`, `retentionDays`). Admins, by JWT. */
 export const updateOrganization = operation({
   access: { role: 'admin', apiKeys: false },
   input: z.strictObject({
@@ -166,6 +167,8 @@ export const updateOrganization = operation({
     tracking: flag.optional(),
     // Whether every member must use two-factor authentication (see src/modules/two-factor).
     requireTwoFactor: flag.optional(),
+    // How long logs and what hangs off them are kept (see src/modules/retention).
+    retentionDays: z.number().int().min(30).max(3650).optional(),
   }),
   // Requiring it without having it would leave the admin with a session that may only enrol.
   async check(ctx, input) {
@@ -176,6 +179,7 @@ export const updateOrganization = operation({
     const changes = {
       ...(input.tracking === undefined ? {} : { tracking: input.tracking }),
       ...(input.requireTwoFactor === undefined ? {} : { require_two_factor: input.requireTwoFactor }),
+      ...(input.retentionDays === undefined ? {} : { retention_days: input.retentionDays }),
     };
     const row = await ctx.db.transaction(async (trx) => {
       await recordSettingsChange(trx, ctx, changes);
