@@ -10,7 +10,9 @@ import { routes } from './routes.js';
 /**
  * The API description and its reference page: `GET /openapi.json` (generated once, at the first
  * ask) and `/docs`, Swagger UI from the npm package's own files (no CDN: it works offline), its
- * start-up script a file of ours so that no inline script is needed.
+ * start-up script a file of ours so that no inline script is needed. The package stays at 5.32:
+ * from 5.33 on, Swagger UI stops rendering a description of more than about 124 operations after
+ * the first few (Herald's has more; `tests/browser/openapi.browser.test.ts` counts them all).
  */
 
 const SWAGGER_UI = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
