@@ -158,10 +158,11 @@ test('mail to any other address is refused at RCPT; a token of one organization 
     const answer = await deliverReport(port, forged, dsn({ to: forged, recipient: 'target@example.com' }));
     expect(answer).toMatchObject({ ok: false, code: 550 });
   }
-  // A genuine address of organization B that names A's recipient (B's id, A's log): accepted, yet A's recipient is untouched.
+  // A genuine address of organization B that names A's recipient (B's id, A's log): B has no such log, so the report waits
+  // for one (a temporary 451, as for a log not written yet), and A's recipient is untouched.
   const clientId = (await herald.db('message_logs').where({ organization_id: a.orgId, campaign_id: id }).first('id')).id.slice(0, 28) + '00000001';
   const crossed = bounceAddress(TEST_JWT_SECRET, DOMAIN, { orgId: b.orgId, clientId });
-  expect((await deliverReport(port, crossed, dsn({ to: crossed, recipient: 'target@example.com' }))).ok).toBe(true);
+  expect(await deliverReport(port, crossed, dsn({ to: crossed, recipient: 'target@example.com' }))).toMatchObject({ ok: false, code: 451 });
   // Unreadable mail to a genuine address: accepted, nothing recorded.
   expect((await deliverReport(port, real, `From: someone@example.net\r\nTo: ${real}\r\nSubject: hello\r\n\r\nJust a note.\r\n`)).ok).toBe(true);
   expect((await deliverReport(port, real, dsn({ to: real, recipient: 'target@example.com', action: 'delivered', status: '2.0.0', diagnostic: 'smtp; 250 ok' }))).ok).toBe(true);
@@ -169,6 +170,20 @@ test('mail to any other address is refused at RCPT; a token of one organization 
   expect(await suppressions(a)).toEqual([]);
   expect(await suppressions(b)).toEqual([]);
   expect(await herald.db('email_bounces').whereIn('organization_id', [a.orgId, b.orgId]).count('* as n').first()).toEqual({ n: 0 });
+});
+
+test('a bounce that arrives before its log is written is refused for now (451), then taken once the log is there', async () => {
+  const org = await liveOrg(api, { sink });
+  const { id, returnPath } = await campaign(org, ['early@example.com']);
+  const address = returnPath.get('early@example.com')!;
+  const log = await herald.db('message_logs').where({ organization_id: org.orgId, campaign_id: id }).first();
+  // The log as it was before its turn settled: not there yet.
+  await herald.db('message_logs').where({ organization_id: org.orgId, id: log.id }).delete();
+  expect(await deliverReport(port, address, dsn({ to: address, recipient: 'early@example.com' }))).toMatchObject({ ok: false, code: 451 });
+  expect(await suppressions(org)).toEqual([]);
+  await herald.db('message_logs').insert({ ...log, recipients: JSON.stringify(log.recipients) });
+  expect((await deliverReport(port, address, dsn({ to: address, recipient: 'early@example.com' }))).ok).toBe(true);
+  expect((await suppressions(org)).map((s: { address: string }) => s.address)).toEqual(['early@example.com']);
 });
 
 test('a refusal at the send is a bounce too: a permanent one suppresses the address, the recipient failed and uncharged', async () => {

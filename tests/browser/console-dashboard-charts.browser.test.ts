@@ -196,7 +196,7 @@ describeInBrowser('the dashboard’s charts and a campaign’s funnel', () => {
     expect(funnel).toMatchObject({ audience: 7, sent: 7, delivered: 3, opened: 3, clicked: 1, bounced: 1 });
     const page = await ui.open(herald.url, org.token, `/campaigns/${campaignId}`);
     const card = page.getByRole('region', { name: 'Funnel' });
-    const step = (label: string) => card.getByRole('group', { name: label });
+    const step = (label: string) => card.getByRole('listitem', { name: label, exact: true });
     await step('Audience').waitFor();
     for (const [label, n, share] of [['Audience', 7, '100%'], ['Sent', 7, '100%'], ['Delivered', 3, '42.9%'], ['Opened', 3, '42.9%'], ['Clicked', 1, '14.3%'], ['Bounced', 1, '14.3%'], ['Unsubscribed', 0, '0%']] as const) {
       expect(await step(label).textContent()).toBe(`${label}${n} (${share} of the audience)`);

@@ -100,8 +100,12 @@ export async function startBounceListener(db: Db, config: Config, log: Logger): 
       return;
     }
     const at = report.kind === 'complaint' ? (report.arrivalDate ?? new Date()) : new Date();
-    for (const { orgId, clientId } of recipients) {
-      const ref = await recipientByReference(db, orgId, clientId);
+    const refs = await Promise.all(recipients.map(async ({ orgId, clientId }) => ({ orgId, ref: await recipientByReference(db, orgId, clientId) })));
+    // A return path Herald signed names a log that exists, or soon will: a campaign's logs are
+    // written once its turn settles, and a mail server may bounce faster than that. Until the log
+    // is there the report is not taken (451): the server tries again, and nothing is lost.
+    if (refs.some((r) => !r.ref)) throw new SmtpReply(451, '4.3.0 The message is not logged yet, try again later');
+    for (const { orgId, ref } of refs) {
       const outcome = !ref
         ? 'unknown'
         : report.kind === 'bounce'

@@ -114,10 +114,10 @@ function FunnelBody({ funnel: f }: { funnel: Funnel }) {
   if (f.audience === 0 && f.sent + f.failed === 0) return <Text size="sm">Nothing sent yet: the funnel fills in as the campaign sends.</Text>;
   return (
     <>
-      <Stack gap="xs">
+      <Stack gap="xs" role="list" aria-label="Funnel steps">
         {/* Only email bounces: an SMS or WhatsApp campaign's funnel has no such step. */}
         {STEPS.filter((s) => s.key !== 'bounced' || f.byChannel.some((c) => c.channel === 'email')).map((s) => (
-          <div key={s.key} role="group" aria-label={s.label}>
+          <div key={s.key} role="listitem" aria-label={s.label}>
             <Group justify="space-between" gap="xs">
               <Text size="sm">{s.label}</Text>
               <Text size="sm" fw={600}>
