@@ -5,10 +5,9 @@ import { paginateAs, type PageRequest } from '../../db/pagination.js';
 import { run } from '../../db/statements.js';
 import { tenant } from '../../db/tenant.js';
 import { addJobStatement, inTransaction } from '../../jobs/queue.js';
-import { validationFailed } from '../../lib/errors.js';
 import { operation } from '../../operation.js';
 import { record } from '../audit/record.js';
-import { normaliseRecipient } from '../message-logs/service.js';
+import { addressProblems, contactAddresses, personAddress } from '../contacts/person.js';
 import { ERASURE_STEPS, ERASURE_STEP_COUNT, suppressErasedEmail } from './sql.js';
 import { erasureKey } from './keys.js';
 import { addressPattern, erasedToken } from './tokens.js';
@@ -103,25 +102,18 @@ async function request(ctx: AuthedContext, addresses: string[], contactId: strin
 export const eraseContact = operation({
   access: ACCESS,
   async run(ctx, _input: undefined, { id }: { id: string }): Promise<ErasureDto> {
-    const row = await tenant(ctx.db, ctx.caller.orgId).owned<{ id: string; email: string | null; phone: string | null }>('contacts', id, ['contacts.id', 'contacts.email', 'contacts.phone']);
-    const addresses = [row.email?.toLowerCase(), row.phone].filter((a): a is string => !!a);
-    return request(ctx, addresses, row.id);
+    const { contactId, addresses } = await contactAddresses(ctx, id);
+    return request(ctx, addresses, contactId);
   },
 });
-
-const invalidAddress = { field: 'address', message: 'address must be a valid email address or phone number' };
 
 /** `POST /erasures`: erases an address everywhere (every contact that has it included); 202 with the erasure. */
 export const eraseAddress = operation({
   access: ACCESS,
   input: z.strictObject({ address: z.string().min(1).max(320) }),
-  async check(ctx, { address }) {
-    return address !== undefined && !(await normaliseRecipient(ctx, address)) ? [invalidAddress] : [];
-  },
+  check: (ctx, { address }) => addressProblems(ctx, address),
   async run(ctx, { address }): Promise<ErasureDto> {
-    const normalised = await normaliseRecipient(ctx, address);
-    if (!normalised) throw validationFailed([invalidAddress]);
-    return request(ctx, [normalised], null);
+    return request(ctx, [await personAddress(ctx, address)], null);
   },
 });
 

@@ -3,10 +3,10 @@ import { z } from 'zod';
 import type { AuthedContext } from '../../context.js';
 import { tenant } from '../../db/tenant.js';
 import type { Download } from '../../lib/download.js';
-import { validationFailed } from '../../lib/errors.js';
 import { operation } from '../../operation.js';
 import { load as loadContact } from '../contacts/service.js';
-import { eventsOfRecipients, messagesTo, normaliseRecipient } from '../message-logs/service.js';
+import { eventsOfRecipients, messagesTo } from '../message-logs/service.js';
+import { addressProblems, contactAddresses, personAddress } from '../contacts/person.js';
 
 /**
  * A person's data on request (the right of access of Kenya's Data Protection Act and the GDPR):
@@ -105,21 +105,9 @@ function download(ctx: AuthedContext, subject: Subject, name: string): Download 
   };
 }
 
-/** The addresses of a contact of the organization; another organization's is 403, no contact 404. */
-async function contactSubject(ctx: AuthedContext, id: string): Promise<Subject> {
-  const row = await tenant(ctx.db, ctx.caller.orgId).owned<{ id: string; email: string | null; phone: string | null }>('contacts', id, ['contacts.id', 'contacts.email', 'contacts.phone']);
-  return { contactId: row.id, addresses: [row.email?.toLowerCase(), row.phone].filter((a): a is string => !!a) };
-}
-
+const contactSubject = async (ctx: AuthedContext, id: string): Promise<Subject> => contactAddresses(ctx, id);
+const addressSubject = async (ctx: AuthedContext, raw: string): Promise<Subject> => ({ contactId: null, addresses: [await personAddress(ctx, raw)] });
 const addressInput = z.strictObject({ address: z.string().min(1).max(320) });
-const invalidAddress = { field: 'address', message: 'address must be a valid email address or phone number' };
-
-/** The address as a send stores it, or a 400 naming it. */
-async function addressSubject(ctx: AuthedContext, raw: string): Promise<Subject> {
-  const address = await normaliseRecipient(ctx, raw);
-  if (!address) throw validationFailed([invalidAddress]);
-  return { contactId: null, addresses: [address] };
-}
 
 /** `GET /contacts/:id/data`: everything Herald holds about a contact, streamed as JSON. */
 export const ofContact = operation({
@@ -133,9 +121,7 @@ export const ofContact = operation({
 export const ofAddress = operation({
   access: ACCESS,
   input: addressInput,
-  async check(ctx, { address }) {
-    return address !== undefined && !(await normaliseRecipient(ctx, address)) ? [invalidAddress] : [];
-  },
+  check: (ctx, { address }) => addressProblems(ctx, address),
   async run(ctx, { address }): Promise<Download> {
     return download(ctx, await addressSubject(ctx, address), 'address');
   },
