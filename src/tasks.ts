@@ -12,6 +12,7 @@ import { sandboxTasks } from './modules/sandbox/receipts.js';
 import { sweepWebhooks, webhookTasks } from './modules/webhooks/delivery.js';
 import { erasureTasks } from './modules/erasure/service.js';
 import { retentionTasks } from './modules/retention/service.js';
+import { closureTasks } from './modules/closure/service.js';
 
 /**
  * Every task a worker process runs, in lanes that never take each other's jobs: `sending`, the
@@ -19,7 +20,7 @@ import { retentionTasks } from './modules/retention/service.js';
  * `WORKER_CONCURRENCY` slots; `webhooks`, the jobs that start endpoints' delivery runs, on as many
  * (a job ends once its run is started, never waiting on a receiver, and is never queued behind a
  * campaign's chunks);
- * `imports`, the contact imports, erasures of people and the daily retention purge, on as many (one organization's import at a
+ * `imports`, the contact imports, erasures of people, closings of organizations and the daily retention purge, on as many (one organization's import at a
  * time, but a 1,000,000-row file held a sending slot for as long as it took); and `receipts`, the sandbox's simulated
  * receipts, one job at a time (a campaign chunk's job records thousands, for a second and more).
  * `onStart` schedules the sweep whenever the workers (re)start. Each task is timed into the job
@@ -35,7 +36,7 @@ export function workerLanes(deps: Deps): { lanes: WorkerLane[]; onStart: () => P
     lanes: [
       { name: 'sending', tasks: timedTasks({ ...campaignTasks(deps), ...sweep.tasks }), concurrency },
       { name: 'webhooks', tasks: timedTasks(webhooks.tasks), concurrency, drain: webhooks.drain },
-      { name: 'imports', tasks: timedTasks({ ...imports.tasks, ...erasureTasks(deps), ...retention.tasks }), concurrency, drain: imports.drain },
+      { name: 'imports', tasks: timedTasks({ ...imports.tasks, ...erasureTasks(deps), ...closureTasks(deps), ...retention.tasks }), concurrency, drain: imports.drain },
       { name: 'receipts', tasks: timedTasks(sandboxTasks(deps)), concurrency: 1 },
     ],
     onStart: async () => {

@@ -102,6 +102,7 @@ const envSchema = z.object({
   BOUNCE_SMTP_HOST: z.string().min(1).optional(),
   BOUNCE_SOFT_LIMIT: intIn(1, 100).default(3),
   BOUNCE_SOFT_DAYS: intIn(1, 365).default(30),
+  CLOSURE_GRACE_DAYS: intIn(0, 90).default(7),
 });
 
 export interface Config {
@@ -170,6 +171,8 @@ export interface Config {
    * suppress it.
    */
   bounces: { domain: string | undefined; port: number | undefined; host: string; softLimit: number; softDays: number };
+  /** Days between an admin's closing of the organization and the deletion of its rows (0: at once); cancellable until then. */
+  closureGraceDays: number;
 }
 
 export class ConfigError extends Error {
@@ -250,6 +253,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     smtpEhloName: ehloName(env.SMTP_EHLO_NAME, env.PUBLIC_URL),
     bounces: { domain: env.BOUNCE_DOMAIN, port: env.BOUNCE_SMTP_PORT, host: env.BOUNCE_SMTP_HOST ?? env.HOST, softLimit: env.BOUNCE_SOFT_LIMIT, softDays: env.BOUNCE_SOFT_DAYS },
+    closureGraceDays: env.CLOSURE_GRACE_DAYS,
   };
 }
 

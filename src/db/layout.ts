@@ -12,7 +12,8 @@
  *   their triggers notify the API processes listening there, and they keep their foreign keys to
  *   the reference tables.
  * - `local`: tables only Herald's own machinery reads, never joined with the others (the login
- *   throttle's counters, the migrations' bookkeeping); graphile-worker's queue keeps its own schema
+ *   throttle's counters, the migrations' bookkeeping, the record of closed organizations, which
+ *   outlives them); graphile-worker's queue keeps its own schema
  *   on the coordinator as well.
  */
 export const LAYOUT = {
@@ -48,7 +49,7 @@ export const LAYOUT = {
   ],
   reference: ['organizations'],
   coordinator: ['users', 'api_keys', 'user_two_factor', 'user_recovery_codes'],
-  local: ['rate_limits', 'send_pace', 'send_queue', 'send_turns', 'knex_migrations', 'knex_migrations_lock'],
+  local: ['organization_closures', 'rate_limits', 'send_pace', 'send_queue', 'send_turns', 'knex_migrations', 'knex_migrations_lock'],
 } as const;
 
 /** The column every tenant table is distributed by. */

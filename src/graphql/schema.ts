@@ -26,6 +26,7 @@ import { resolvers as twoFactor } from '../modules/two-factor/resolvers.js';
 import { resolvers as stats } from '../modules/stats/resolvers.js';
 import { resolvers as personData } from '../modules/person-data/resolvers.js';
 import { resolvers as erasure } from '../modules/erasure/resolvers.js';
+import { resolvers as closure } from '../modules/closure/resolvers.js';
 
 export const SCHEMA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../schema');
 
@@ -34,6 +35,6 @@ const base: Resolvers = { Query: { health: () => 'ok' } };
 export function buildSchema() {
   return makeExecutableSchema({
     typeDefs: loadFilesSync(path.join(SCHEMA_DIR, '**/*.graphql')),
-    resolvers: [base, scalars, auth, users, invitations, organizations, providers, apiKeys, contacts, contactImports, groups, templates, notifications, messageLogs, sandbox, campaigns, webhooks, audit, twoFactor, suppressions, dkim, stats, personData, erasure],
+    resolvers: [base, scalars, auth, users, invitations, organizations, providers, apiKeys, contacts, contactImports, groups, templates, notifications, messageLogs, sandbox, campaigns, webhooks, audit, twoFactor, suppressions, dkim, stats, personData, erasure, closure],
   });
 }

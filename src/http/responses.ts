@@ -256,6 +256,16 @@ const invitation = z
   })
   .describe('A pending invitation to join the organization.');
 
+const closure = z
+  .looseObject({
+    _id: id,
+    status: z.enum(['scheduled', 'cancelled', 'deleting', 'deleted']),
+    requestedAt: instant,
+    deleteAfter: instant.describe('When every row of the organization is deleted, unless the closing is cancelled before.'),
+    cancelledAt: instant.nullable(),
+  })
+  .describe("A closing of the organization: after its grace period every row of the organization is deleted.");
+
 const organization = z
   .looseObject({
     _id: id,
@@ -268,6 +278,7 @@ const organization = z
     tracking: z.boolean(),
     requireTwoFactor: z.boolean(),
     retentionDays: z.number().int().describe('Days message logs, receipts, events, the sandbox outbox and webhook events are kept (30-3650).'),
+    closure: closure.nullable().describe('Its closing while one is scheduled or under way, else null.'),
     credentials: z.looseObject({ sms_apiUrl: z.string(), whatsapp_webhookUrl: z.string(), sms_reportUrl: z.string().nullable().describe('Admins only: null for the user role (it carries the token delivery reports prove themselves with).') }),
   })
   .describe('The caller\'s organization, its credentials masked.');
@@ -479,6 +490,9 @@ export const RESPONSES: Record<string, z.ZodType> = {
   'get /organizations/current': organization,
   'put /organizations/current': organization,
   'put /organizations/current/credentials': organization,
+  'get /organizations/current/closure': closure,
+  'post /organizations/current/closure': closure,
+  'delete /organizations/current/closure': closure,
   'post /contacts': contact,
   'get /contacts': list(contact),
   'get /contacts/:id': contact,

@@ -10,6 +10,7 @@ import { pendingSendView } from '../modules/campaigns/runs.js';
 import * as contacts from '../modules/contacts/service.js';
 import { attributeKeys } from '../modules/contacts/attribute-keys.js';
 import * as personData from '../modules/person-data/service.js';
+import * as closure from '../modules/closure/service.js';
 import * as erasure from '../modules/erasure/service.js';
 import { bulk as bulkContacts } from '../modules/contacts/bulk.js';
 import { exportContacts } from '../modules/contacts/export.js';
@@ -66,6 +67,9 @@ export const routes: Route[] = [
   { method: 'get', path: '/organizations/current', op: organizations.current, input: none },
   { method: 'put', path: '/organizations/current', op: organizations.updateOrganization },
   { method: 'put', path: '/organizations/current/credentials', op: organizations.updateCredentials },
+  { method: 'get', path: '/organizations/current/closure', op: closure.get, input: none, errors: [404] },
+  { method: 'post', path: '/organizations/current/closure', op: closure.close, status: 202, errors: [409] },
+  { method: 'delete', path: '/organizations/current/closure', op: closure.cancel, input: none, errors: [404, 409] },
 
   { method: 'get', path: '/providers', op: providers.list, input: queryParams },
   { method: 'post', path: '/providers', op: providers.create, status: 201 },

@@ -1,8 +1,8 @@
-import pg from 'pg';
 import { runErasure } from '../../src/modules/erasure/service.js';
 import { ERASURE_STEP_COUNT } from '../../src/modules/erasure/sql.js';
 import { erasedToken } from '../../src/modules/erasure/tokens.js';
 import type { Herald } from '../../src/server.js';
+import { whereWritten as scan } from '../helpers/database-scan.js';
 import { addUser, createApiKey, heraldWithOrgs, waitFor, type Client, type Credential, type Org } from '../helpers/herald.js';
 
 /**
@@ -20,37 +20,8 @@ const PHONE = '+254712300101';
 const NATIONAL = '0712300101';
 const NEIGHBOUR = '+254712300102';
 
-/**
- * Every place in the database where a needle is written: `table.column` of every text, array and
- * JSON column of every table (the queue's included), the organization's rows only where a table
- * has them.
- */
-async function whereWritten(needles: string[], orgId = org.orgId): Promise<string[]> {
-  const client = new pg.Client({ connectionString: process.env.HERALD_TEST_DATABASE_URL });
-  await client.connect();
-  try {
-    const { rows: columns } = await client.query<{ schema: string; table: string; column: string; tenant: boolean }>(
-      `SELECT c.table_schema AS schema, c.table_name AS table, c.column_name AS column,
-              EXISTS (SELECT 1 FROM information_schema.columns o WHERE o.table_schema = c.table_schema AND o.table_name = c.table_name AND o.column_name = 'organization_id') AS tenant
-       FROM information_schema.columns c
-       JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name AND t.table_type = 'BASE TABLE'
-       WHERE c.table_schema IN ('public', 'graphile_worker', 'graphile_worker_private') AND c.data_type IN ('text', 'character varying', 'json', 'jsonb', 'ARRAY')`,
-    );
-    const found: string[] = [];
-    for (const { schema, table, column, tenant } of columns) {
-      for (const needle of needles) {
-        const { rows } = await client.query(
-          `SELECT count(*)::int AS n FROM "${schema}"."${table}" WHERE "${column}"::text ILIKE '%' || $1 || '%'${tenant ? ' AND organization_id = $2' : ''}`,
-          tenant ? [needle, orgId] : [needle],
-        );
-        if (rows[0].n) found.push(`${schema}.${table}.${column} (${needle}): ${rows[0].n}`);
-      }
-    }
-    return found;
-  } finally {
-    await client.end();
-  }
-}
+/** Where the needles are written: in the organization's rows (`orgId`, this file's organization by default), and in tables without any. */
+const whereWritten = (needles: string[], orgId = org.orgId) => scan(needles, { orgId });
 
 async function imported(cred: Credential, csv: string) {
   const res = await api.raw('POST', '/contacts/import', csv, cred, { 'content-type': 'text/csv' });

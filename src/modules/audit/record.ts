@@ -28,6 +28,8 @@ export const AUDIT_ACTIONS = [
   'api_key.deleted',
   'credentials.updated',
   'organization.updated',
+  'organization.closing_requested',
+  'organization.closing_cancelled',
   'webhook.created',
   'webhook.updated',
   'webhook.deleted',

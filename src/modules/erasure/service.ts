@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AuthedContext, Deps } from '../../context.js';
 import type { Db } from '../../db/database.js';
 import { paginateAs, type PageRequest } from '../../db/pagination.js';
+import { setLocal } from '../../db/settings.js';
 import { run } from '../../db/statements.js';
 import { tenant } from '../../db/tenant.js';
 import { addJobStatement, inTransaction } from '../../jobs/queue.js';
@@ -148,7 +149,7 @@ export async function runErasure(db: Db, { orgId, erasureId, addresses }: Payloa
       if (options.stopAfter !== undefined && steps >= options.stopAfter) return;
       await db.transaction(async (trx) => {
         // The one change the audit log takes (see the migration); local to this transaction.
-        await trx.raw(`SELECT set_config('herald.erasing', 'on', true)`);
+        await setLocal(trx, 'herald.erasing', 'on');
         const [row] = await run(trx, statement, params);
         await trx('erasures')
           .where({ organization_id: orgId, id: erasureId })

@@ -1,4 +1,5 @@
 import type { EmailSecure, StoredCredentials } from '../../delivery/credentials.js';
+import type { ClosureDto } from '../closure/service.js';
 
 export interface OrganizationRow {
   id: string;
@@ -78,6 +79,8 @@ export interface OrganizationDto extends OrganizationSummary {
   requireTwoFactor: boolean;
   /** Days its logs, receipts, events, outbox and webhook events are kept (30-3650; 395 by default). */
   retentionDays: number;
+  /** Its closing while one is scheduled or under way, else null. */
+  closure: ClosureDto | null;
   credentials: CredentialsDto;
   createdAt: string;
   updatedAt: string;

@@ -17,6 +17,7 @@ import * as credits from '../../delivery/credits.js';
 import { toSummary, type OrganizationDto, type OrganizationRow } from './dto.js';
 import { organizationRows } from './queries.js';
 import { record } from '../audit/record.js';
+import { closingOf } from '../closure/service.js';
 
 /**
  * The organization as `role` may see it: the SMS report URL, a credential of its own, is an admin's
@@ -32,6 +33,7 @@ async function toOrganizationDto(ctx: AuthedContext, row: OrganizationRow, db: K
     tracking: row.tracking,
     requireTwoFactor: row.require_two_factor,
     retentionDays: row.retention_days,
+    closure: await closingOf(db, row.id),
     credentials: showCredentials(config, await legacyCredentials(db, config, row.id), row.id, role),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),

@@ -1,6 +1,7 @@
 import type { TaskList } from 'graphile-worker';
 import type { Deps } from '../../context.js';
 import type { Db } from '../../db/database.js';
+import { inBatches } from '../../db/batches.js';
 import { run, statement } from '../../db/statements.js';
 
 /**
@@ -62,16 +63,11 @@ export async function purgeOrganization(
 ): Promise<Record<string, number>> {
   const deleted: Record<string, number> = {};
   for (const { table, statement: st } of PURGES) {
-    deleted[table] = 0;
-    for (;;) {
-      const t0 = performance.now();
-      const [row] = await run(db, st, { orgId, cutoff, limit });
-      onBatch?.(table, row?.deleted ?? 0, performance.now() - t0);
-      deleted[table] += row?.deleted ?? 0;
-      if ((row?.deleted ?? 0) < limit) break;
-      const took = performance.now() - t0;
-      await new Promise((resolve) => setTimeout(resolve, took * REST_FACTOR));
-    }
+    deleted[table] = await inBatches(async () => (await run(db, st, { orgId, cutoff, limit }))[0]?.deleted ?? 0, {
+      limit,
+      restFactor: REST_FACTOR,
+      onBatch: onBatch && ((rows, ms) => onBatch(table, rows, ms)),
+    });
   }
   return deleted;
 }
