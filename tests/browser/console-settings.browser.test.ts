@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import type { Herald } from '../../src/server.js';
 import { consoleBrowser, describeInBrowser, expectAccessible, screenshot, type ConsoleBrowser } from '../helpers/console.js';
-import { addUser, heraldWithOrg, uniqueEmail, waitFor, type Client, type Org } from '../helpers/herald.js';
+import { addUser, heraldWithOrg, signupOrg, uniqueEmail, waitFor, type Client, type Org } from '../helpers/herald.js';
 
 /** The console's settings pages (team, API keys, channels, webhooks, tracking), as an admin and as a user. */
 
@@ -269,6 +269,37 @@ describeInBrowser('the console’s settings pages', () => {
     await page.reload();
     await page.getByLabel('Keep message logs for (days)').waitFor();
     await waitFor(() => page.getByLabel('Keep message logs for (days)').inputValue(), (v: string) => v === '90');
+    expect(ui.problems()).toEqual([]);
+  }, 60_000);
+
+  test('privacy: closing the organization takes its name and the password again; every page says it is closing; an admin cancels', async () => {
+    const closing = await signupOrg(api, { companyName: 'Shutters Down Ltd' });
+    const page = await ui.open(herald.url, closing.token, '/settings/privacy');
+    await page.getByRole('button', { name: 'Close organization…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Close the organization' });
+    const confirm = dialog.getByRole('button', { name: 'Close organization' });
+    await dialog.getByLabel('Your password').fill('not my password');
+    expect(await confirm.isDisabled()).toBe(true);
+    await dialog.getByLabel('Type "Shutters Down Ltd"').fill('Shutters Down Ltd');
+    await confirm.click();
+    await dialog.getByText('Password is incorrect').waitFor();
+    await expectAccessible(page);
+    await dialog.getByLabel('Your password').fill(closing.password);
+    await confirm.click();
+    const banner = page.getByRole('region', { name: 'Organization closing' });
+    await banner.getByText(/will be deleted on/).waitFor();
+    await page.getByRole('alert').filter({ hasText: 'Every member, key, contact' }).waitFor();
+    expect((await api.get('/organizations/current/closure', { token: closing.token })).body.status).toBe('scheduled');
+    await expectAccessible(page);
+    await screenshot(page, 'settings-privacy-closing', { fullPage: false });
+    // The banner is on every page.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Contacts', exact: true }).click();
+    await page.waitForURL(/\/contacts$/);
+    await banner.getByRole('link', { name: 'Cancel closing' }).click();
+    await page.getByRole('button', { name: 'Cancel closing' }).click();
+    await page.getByRole('button', { name: 'Close organization…' }).waitFor();
+    await waitFor(() => banner.count(), (n: number) => n === 0);
+    expect((await api.get('/organizations/current/closure', { token: closing.token })).status).toBe(404);
     expect(ui.problems()).toEqual([]);
   }, 60_000);
 

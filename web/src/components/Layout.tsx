@@ -6,6 +6,7 @@ import { formatNumber } from '../lib/format';
 import { useMe } from '../lib/me';
 import { setToken } from '../lib/session';
 import { PageLoader } from './PageLoader';
+import { ClosingBanner } from './ClosingBanner';
 import { SandboxBanner } from './SandboxBanner';
 import { TwoFactorGate } from './TwoFactorGate';
 
@@ -128,6 +129,7 @@ export function Layout() {
         </ScrollArea>
       </AppShell.Navbar>
       <AppShell.Main>
+        <ClosingBanner />
         <SandboxBanner />
         <Suspense fallback={<PageLoader />}>
           <TwoFactorGate>

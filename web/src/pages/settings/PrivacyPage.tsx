@@ -1,4 +1,4 @@
-import { Button, Group, NumberInput, Paper, Stack, Text } from '@mantine/core';
+import { Alert, Button, Group, Modal, NumberInput, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useEffect, useState } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { ErrorAlert } from '../../components/ErrorAlert';
@@ -6,12 +6,40 @@ import { PageHeader } from '../../components/PageHeader';
 import { PageLoader } from '../../components/PageLoader';
 import { graphql } from '../../gql';
 import { fieldErrors } from '../../lib/errors';
+import { formatDateTime } from '../../lib/format';
 
 const RetentionSetting = graphql(`
   query RetentionSetting {
     organization {
       _id
+      name
       retentionDays
+      closure {
+        _id
+        status
+        requestedAt
+        deleteAfter
+      }
+    }
+  }
+`);
+
+const CloseOrganization = graphql(`
+  mutation CloseOrganization($password: String!, $code: String) {
+    closeOrganization(password: $password, code: $code) {
+      _id
+      status
+      deleteAfter
+    }
+  }
+`);
+
+const CancelClosure = graphql(`
+  mutation CancelOrganizationClosure {
+    cancelOrganizationClosure {
+      _id
+      status
+      cancelledAt
     }
   }
 `);
@@ -27,7 +55,7 @@ const RetentionUpdate = graphql(`
 
 /** How long the organization keeps its message logs and what hangs off them (admins). */
 export default function PrivacyPage() {
-  const [{ data, fetching, error }] = useQuery({ query: RetentionSetting });
+  const [{ data, fetching, error }, refetch] = useQuery({ query: RetentionSetting });
   const [state, update] = useMutation(RetentionUpdate);
   const saved = data?.organization.retentionDays;
   const [days, setDays] = useState<number | string>('');
@@ -79,6 +107,115 @@ export default function PrivacyPage() {
           </Stack>
         </Paper>
       )}
+      {data && <ClosingCard name={data.organization.name} closure={data.organization.closure ?? null} onChange={() => refetch({ requestPolicy: 'network-only' })} />}
     </>
+  );
+}
+
+interface Closure {
+  status: string;
+  requestedAt: string;
+  deleteAfter: string;
+}
+
+/** Closing the organization: the request (password again, and the name typed), and while it waits, its cancellation. */
+function ClosingCard({ name, closure, onChange }: { name: string; closure: Closure | null; onChange: () => void }) {
+  const [open, setOpen] = useState(false);
+  const [cancelState, cancel] = useMutation(CancelClosure);
+  return (
+    <Paper withBorder p="lg" radius="md" maw={720} mt="lg" component="section" aria-labelledby="closing-title">
+      <Stack>
+        <Title order={3} size="h4" id="closing-title">
+          Close the organization
+        </Title>
+        {closure ? (
+          <>
+            <Alert color="red" title={closure.status === 'deleting' ? 'Being deleted' : 'Closing'}>
+              {closure.status === 'deleting'
+                ? 'Its data is being deleted now.'
+                : `Closed on ${formatDateTime(closure.requestedAt)}. Every member, key, contact, group, campaign, log and setting will be deleted on ${formatDateTime(closure.deleteAfter)}.`}
+            </Alert>
+            <ErrorAlert error={cancelState.error} />
+            {closure.status === 'scheduled' && (
+              <Group>
+                <Button
+                  variant="default"
+                  loading={cancelState.fetching}
+                  onClick={async () => {
+                    const result = await cancel({});
+                    if (!result.error) onChange();
+                  }}
+                >
+                  Cancel closing
+                </Button>
+              </Group>
+            )}
+          </>
+        ) : (
+          <>
+            <Text size="sm">
+              Closing deletes everything the organization holds: its members and API keys, contacts, groups, campaigns, message logs, webhooks, providers and settings. It
+              happens after a grace period (7 days unless the platform sets another); until then the organization works as before and any admin can cancel. Download what you
+              want to keep first.
+            </Text>
+            <Group>
+              <Button color="red" variant="outline" onClick={() => setOpen(true)}>
+                Close organization…
+              </Button>
+            </Group>
+          </>
+        )}
+      </Stack>
+      {open && (
+        <CloseDialog
+          name={name}
+          onClose={() => setOpen(false)}
+          onClosed={() => {
+            setOpen(false);
+            onChange();
+          }}
+        />
+      )}
+    </Paper>
+  );
+}
+
+function CloseDialog({ name, onClose, onClosed }: { name: string; onClose: () => void; onClosed: () => void }) {
+  const [typed, setTyped] = useState('');
+  const [password, setPassword] = useState('');
+  const [code, setCode] = useState('');
+  const [state, close] = useMutation(CloseOrganization);
+  const problems = fieldErrors(state.error);
+  const submit = async () => {
+    const result = await close({ password, code: code.trim() || null });
+    if (!result.error) onClosed();
+  };
+  return (
+    <Modal opened onClose={onClose} title="Close the organization">
+      <Stack>
+        <Text size="sm">
+          Everything {name} holds will be deleted after the grace period. Type its name and your password to confirm.
+        </Text>
+        <ErrorAlert error={problems.password || problems.code ? undefined : state.error} />
+        <TextInput label={`Type "${name}"`} value={typed} onChange={(e) => setTyped(e.currentTarget.value)} autoComplete="off" />
+        <PasswordInput label="Your password" value={password} onChange={(e) => setPassword(e.currentTarget.value)} error={problems.password} autoComplete="current-password" />
+        <TextInput
+          label="Two-factor code"
+          description="Only if your account uses two-factor authentication: a code from your app, or a recovery code."
+          value={code}
+          onChange={(e) => setCode(e.currentTarget.value)}
+          error={problems.code}
+          autoComplete="one-time-code"
+        />
+        <Group justify="flex-end">
+          <Button variant="default" onClick={onClose}>
+            Keep the organization
+          </Button>
+          <Button color="red" loading={state.fetching} disabled={typed !== name || !password} onClick={() => void submit()}>
+            Close organization
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
   );
 }

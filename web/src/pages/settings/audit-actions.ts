@@ -31,7 +31,7 @@ export const AUDIT_ACTION_GROUPS: { label: string; prefix: string; actions: Reco
   {
     label: 'Organization',
     prefix: 'organization.',
-    actions: { 'organization.updated': 'Settings changed' },
+    actions: { 'organization.updated': 'Settings changed', 'organization.closing_requested': 'Closing requested', 'organization.closing_cancelled': 'Closing cancelled' },
   },
   {
     label: 'Channel credentials',
