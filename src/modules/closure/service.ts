@@ -152,7 +152,7 @@ export const cancel = operation({
 
 /** `GET /organizations/current/closure`: the organization's closing, 404 when it is not closing. */
 export const get = operation({
-  access: { role: 'any', apiKeys: true },
+  access: { role: 'any', apiKeys: false },
   async run(ctx): Promise<ClosureDto> {
     const closing = await closingOf(ctx.db, ctx.caller.orgId);
     if (!closing) throw notFound('The organization is not closing');

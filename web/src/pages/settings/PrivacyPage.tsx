@@ -155,7 +155,7 @@ function ClosingCard({ name, closure, onChange }: { name: string; closure: Closu
           <>
             <Text size="sm">
               Closing deletes everything the organization holds: its members and API keys, contacts, groups, campaigns, message logs, webhooks, providers and settings. It
-              happens after a grace period (7 days unless the platform sets another); until then the organization works as before and any admin can cancel. Download what you
+              happens after a grace period (7 days unless the platform sets another); until then nothing changes for the organization and any admin can cancel. Download what you
               want to keep first.
             </Text>
             <Group>
