@@ -22,6 +22,7 @@ export const LAYOUT = {
     'campaign_batches',
     'campaign_triggers',
     'campaigns',
+    'consent_changes',
     'contact_groups',
     'contact_import_chunks',
     'contact_import_rows',

@@ -431,3 +431,32 @@ test('random bodies, content types and tokens on /u/ never give a 5xx', async ()
     { numRuns: 150, seed: 20261126 },
   );
 });
+
+describe('the consent history', () => {
+  test('every change of every channel, with its source and time, newest first, in the person’s data; repeats add nothing', async () => {
+    const c = await makeContact(api, admin, { phone: uniquePhone(), subscriptions: { sms: 'unsubscribed' } });
+    expect((await oneClick(contactLink(org.orgId, c._id))).status).toBe(200);
+    expect((await oneClick(contactLink(org.orgId, c._id))).status).toBe(200);
+    expect((await api.put(`/contacts/${c._id}`, { subscriptions: { sms: 'subscribed', email: 'subscribed' } }, admin)).status).toBe(200);
+    expect((await api.put(`/contacts/${c._id}`, { subscriptions: { sms: 'subscribed' } }, admin)).status).toBe(200);
+    expect((await api.post('/contacts/bulk', { action: 'unsubscribe', ids: [c._id], channels: ['whatsapp'] }, admin)).status).toBe(200);
+    const history = (await api.get(`/contacts/${c._id}/data`, admin)).body.contacts[0].consentHistory as { channel: string; status: string; source: string; at: string }[];
+    const at = expect.stringMatching(ISO_MS);
+    expect(history.map(({ channel, status, source }) => `${channel} ${status} ${source}`).sort()).toEqual(
+      ['sms unsubscribed api', 'email unsubscribed one-click', 'sms subscribed api', 'email subscribed api', 'whatsapp unsubscribed api'].sort(),
+    );
+    expect(history.every((h) => ISO_MS.test(h.at))).toBe(true);
+    expect(history[0]).toEqual({ channel: 'whatsapp', status: 'unsubscribed', source: 'api', at });
+    expect(history.at(-1)).toEqual({ channel: 'sms', status: 'unsubscribed', source: 'api', at });
+    expect([...history].sort((a, b) => b.at.localeCompare(a.at)).map((h) => h.at)).toEqual(history.map((h) => h.at));
+    // Another organization's admin asks for the same contact: 403, and its history is its own.
+    expect((await api.get(`/contacts/${c._id}/data`, theirs)).status).toBe(403);
+  });
+
+  test('an address unsubscribed by its link before any contact had it starts a contact whose history says so', async () => {
+    const address = uniqueAddress();
+    expect((await oneClick(link({ orgId: org.orgId, channel: 'email', address }))).status).toBe(200);
+    const doc = (await api.get(`/contacts/data?address=${encodeURIComponent(address)}`, admin)).body;
+    expect(doc.contacts.map((x: any) => x.consentHistory)).toEqual([[{ channel: 'email', status: 'unsubscribed', source: 'one-click', at: expect.stringMatching(ISO_MS) }]]);
+  });
+});

@@ -11,7 +11,7 @@ let b: Org;
 const ids: Record<string, string> = {};
 const secrets: string[] = [];
 
-const TENANT_TABLES = ['users', 'api_keys', 'contacts', 'groups', 'contact_groups', 'campaigns', 'campaign_batches', 'message_logs', 'sandbox_sends', 'organization_credits', 'message_templates', 'providers', 'suppressions', 'dkim_keys', 'invitations', 'erasures'];
+const TENANT_TABLES = ['users', 'api_keys', 'contacts', 'groups', 'contact_groups', 'campaigns', 'campaign_batches', 'message_logs', 'sandbox_sends', 'organization_credits', 'message_templates', 'providers', 'suppressions', 'dkim_keys', 'invitations', 'erasures', 'consent_changes'];
 const ORDER: Record<string, string[]> = { contact_groups: ['contact_id'], campaign_batches: ['channel', 'batch_no'], organization_credits: ['organization_id'] };
 
 async function snapshot(orgId: string) {

@@ -147,6 +147,12 @@ describe('POST /contacts/import', () => {
     expect(await imported(admin, 'email,subscriptions.sms\nstays@example.com,unsubscribed\nleft.mail@example.com,subscribed\n')).toMatchObject({ updated: 2 });
     expect((await bySearch(admin, 'stays@'))[0].subscriptions.sms).toMatchObject({ status: 'unsubscribed', source: 'import' });
     expect((await bySearch(admin, 'left.mail@'))[0].subscriptions.email.status).toBe('unsubscribed');
+    // Each contact's consent history says what the imports did, created or updated.
+    const historyOf = async (id: string) =>
+      ((await api.get(`/contacts/${id}/data`, admin)).body.contacts[0].consentHistory as { channel: string; status: string; source: string }[]).map((h) => `${h.channel} ${h.status} ${h.source}`).sort();
+    expect(await historyOf(all._id)).toEqual(['email unsubscribed import', 'sms unsubscribed import', 'whatsapp unsubscribed import']);
+    expect(await historyOf(mail._id)).toEqual(['email unsubscribed import']);
+    expect(await historyOf((await bySearch(admin, 'stays@'))[0]._id)).toEqual(['sms unsubscribed import']);
   });
 
   test('a column mapping: headers to fields and attributes, columns ignored', async () => {

@@ -25,6 +25,7 @@ export const CLOSING_ORDER = [
   { table: 'webhook_attempts', key: ['id'] },
   { table: 'webhook_events', key: ['id'] },
   { table: 'webhook_endpoints', key: ['id'] },
+  { table: 'consent_changes', key: ['id'] },
   { table: 'contact_groups', key: ['contact_id', 'group_id'] },
   { table: 'contact_import_rows', key: ['import_id', 'line'] },
   { table: 'contact_import_chunks', key: ['import_id', 'seq'] },

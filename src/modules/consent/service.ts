@@ -138,6 +138,11 @@ async function leaveChannels(
                    jsonb_object(ARRAY['contactId', 'channel', 'address', 'source'], ARRAY[l.id::text, ch.channel, CASE WHEN ch.channel = 'email' THEN l.email ELSE l.phone END, :source::text]) AS data
             FROM left_contacts l CROSS JOIN unnest(:channels::text[]) AS ch(channel)
             WHERE (l.before -> ch.channel) IS NULL),
+          history AS (
+            INSERT INTO consent_changes (organization_id, contact_id, channel, status, source, at)
+            SELECT :orgId, l.id, ch.channel, 'unsubscribed', :source, :at
+            FROM left_contacts l CROSS JOIN unnest(:channels::text[]) AS ch(channel)
+            WHERE (l.before -> ch.channel) IS NULL),
           ${outboxWrites('src')}
      SELECT (SELECT count(*) FROM left_contacts)::int AS changed, ${WOKEN}`,
     { orgId, target, entries: JSON.stringify(entries), at, source, channels: [...channels] },
@@ -145,13 +150,56 @@ async function leaveChannels(
   return { changed: rows[0]!.changed, endpoints: rows[0]!.webhook_endpoints ?? [] };
 }
 
-/** The matching contacts that left any of the channels are back in them (their entries removed); returns how many. */
-async function rejoinChannels(db: Conn, { orgId, match, channels }: { orgId: string; match: Match; channels: readonly Channel[] }): Promise<number> {
-  return tenant(db, orgId)
-    .scoped('contacts')
-    .modify(match)
-    .modify(anyOf(channels, leftChannel))
-    .update({ unsubscribed: db.raw('contacts.unsubscribed - ?::text[]', [[...channels]]), updated_at: nowMs(db) });
+/**
+ * The matching contacts that left any of the channels are back in them (their entries removed), each
+ * channel rejoined recorded in the consent history with `source` and `at`; returns how many.
+ */
+async function rejoinChannels(
+  db: Conn,
+  { orgId, match, channels, source, at }: { orgId: string; match: Match; channels: readonly Channel[]; source: ConsentSource; at: Date },
+): Promise<number> {
+  const target = tenant(db, orgId).scoped('contacts').modify(match).modify(anyOf(channels, leftChannel)).select('contacts.id', 'contacts.unsubscribed as before').forUpdate();
+  const { rows } = (await db.raw(
+    `WITH target AS :target,
+          rejoined AS (
+            UPDATE contacts c SET unsubscribed = c.unsubscribed - :channels::text[], updated_at = date_trunc('milliseconds', now())
+            FROM target t WHERE c.organization_id = :orgId AND c.id = t.id
+            RETURNING c.id, t.before),
+          history AS (
+            INSERT INTO consent_changes (organization_id, contact_id, channel, status, source, at)
+            SELECT :orgId, r.id, ch.channel, 'subscribed', :source, :at
+            FROM rejoined r CROSS JOIN unnest(:channels::text[]) AS ch(channel)
+            WHERE (r.before -> ch.channel) IS NOT NULL)
+     SELECT count(*)::int AS changed FROM rejoined`,
+    { orgId, target, channels: [...channels], source, at },
+  )) as { rows: { changed: number }[] };
+  return rows[0]!.changed;
+}
+
+/** One change of a contact's consent, as its history keeps it (newest first in a person's data). */
+export interface ConsentChange {
+  channel: Channel;
+  status: SubscriptionStatus;
+  source: ConsentSource;
+  at: string;
+}
+
+/** Records the channels a new contact was created out of (`unsubscribed`, as stored) in its consent history. */
+export async function recordNewContact(db: Conn, orgId: string, contactId: string, unsubscribed: Unsubscribed): Promise<void> {
+  const rows = Object.entries(unsubscribed).map(([channel, left]) => ({ organization_id: orgId, contact_id: contactId, channel, status: 'unsubscribed', source: left!.source, at: left!.at }));
+  if (rows.length) await db('consent_changes').insert(rows);
+}
+
+/** The consent history of these contacts, per contact, newest first. */
+export async function consentHistory(db: Conn, orgId: string, contactIds: string[]): Promise<Map<string, ConsentChange[]>> {
+  const rows = (await tenant(db, orgId)
+    .scoped('consent_changes')
+    .whereIn('consent_changes.contact_id', contactIds)
+    .orderBy([{ column: 'consent_changes.at', order: 'desc' }, { column: 'consent_changes.id', order: 'desc' }])
+    .select('contact_id', 'channel', 'status', 'source', 'at')) as { contact_id: string; channel: Channel; status: SubscriptionStatus; source: ConsentSource; at: Date }[];
+  const byContact = new Map<string, ConsentChange[]>(contactIds.map((id) => [id, []]));
+  for (const r of rows) byContact.get(r.contact_id)?.push({ channel: r.channel, status: r.status, source: r.source, at: r.at.toISOString() });
+  return byContact;
 }
 
 /**
@@ -190,7 +238,7 @@ export async function setSubscription(
     if (!address) return 0;
     match = withAddress(channels[0]!, address);
   }
-  if (status === 'subscribed') return rejoinChannels(db, { orgId, match, channels });
+  if (status === 'subscribed') return rejoinChannels(db, { orgId, match, channels, source, at });
   const endpoints = woken ?? new Set<string>();
   const changed = await db.transaction(async (trx) => {
     // The lock keeps two clicks at once from creating the address's contact twice.
@@ -199,6 +247,7 @@ export async function setSubscription(
     left.endpoints.forEach((id) => endpoints.add(id));
     if (!left.changed && address !== null && !(await tenant(trx, orgId).scoped('contacts').modify(match).first('contacts.id'))) {
       const channel = channels[0]!;
+      const unsubscribed = unsubscribedOf({ [channel]: 'unsubscribed' }, source, at);
       const [created] = (await trx('contacts')
         .insert({
           organization_id: orgId,
@@ -206,9 +255,10 @@ export async function setSubscription(
           name: address.slice(0, 100),
           email: channel === 'email' ? address : null,
           phone: channel === 'email' ? null : address,
-          unsubscribed: JSON.stringify(unsubscribedOf({ [channel]: 'unsubscribed' }, source, at)),
+          unsubscribed: JSON.stringify(unsubscribed),
         })
         .returning(['id'])) as { id: string }[];
+      await recordNewContact(trx, orgId, created!.id, unsubscribed);
       for (const id of await emit(trx, orgId, [unsubscribedEvent(created!.id, channel, address, source, at)])) endpoints.add(id);
       return 1;
     }

@@ -187,7 +187,8 @@ export const countMatched = (by: MatchBy) =>
 /**
  * New contacts from the batch's rows that match none, in key order with their time-ordered ids; a
  * row without a name creates nothing (`nameless` reports it). Contacts that the row says left a
- * channel are created without it, as a create through the API with its consent does.
+ * channel are created without it, as a create through the API with its consent does, and their
+ * consent history says so.
  */
 export const insertUnmatched = (by: MatchBy) =>
   statement<BatchParams & { tags: string[]; groups: string[]; now: Date; left: string }, { created: string }>(
@@ -201,6 +202,11 @@ export const insertUnmatched = (by: MatchBy) =>
        WHERE b.name IS NOT NULL AND NOT EXISTS (SELECT 1 FROM contacts c WHERE ${matches('c')})
        ORDER BY b.match_key
        RETURNING id, created_at
+     ),
+     history AS (
+       INSERT INTO consent_changes (organization_id, contact_id, channel, status, source, at)
+       SELECT :orgId, created.id, ch, 'unsubscribed', 'import', :now
+       FROM created JOIN batch b ON b.id = created.id CROSS JOIN unnest(b.leaves) AS ch
      ),
      joined AS (
        INSERT INTO contact_groups (organization_id, contact_id, group_id, contact_created_at)

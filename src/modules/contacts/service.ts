@@ -13,7 +13,7 @@ import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
 import { CHANNELS } from '../../delivery/types.js';
 import * as triggers from '../campaigns/triggers.js';
-import { leftChannel, setSubscription, SUBSCRIPTION_STATUSES, unsubscribedOf, type SubscriptionsChange } from '../consent/service.js';
+import { leftChannel, recordNewContact, setSubscription, SUBSCRIPTION_STATUSES, unsubscribedOf, type SubscriptionsChange } from '../consent/service.js';
 import { attributesChange, attributesFilter, containments, gatherQueryFilters, merge, mergeProblems, type Attributes, type AttributesChange } from './attributes.js';
 import { contactColumns, toContactDto, type ContactRow } from './dto.js';
 import { record } from '../audit/record.js';
@@ -231,6 +231,7 @@ export const create = operation({
     // It is written with the automated campaigns it triggers, in one transaction.
     const groups = [...new Set(input.groups ?? [])].sort();
     let fired = 0;
+    const unsubscribed = unsubscribedOf(input.subscriptions, 'api');
     const write = async (db: Knex.Transaction) => {
       const [row] = (await db('contacts')
         .insert({
@@ -242,9 +243,10 @@ export const create = operation({
           company: input.organization ?? null,
           tags: uniqueTags(input.tags) ?? [],
           attributes: JSON.stringify(merge({}, input.attributes ?? {})),
-          unsubscribed: JSON.stringify(unsubscribedOf(input.subscriptions, 'api')),
+          unsubscribed: JSON.stringify(unsubscribed),
         })
         .returning('*')) as Omit<ContactRow, 'groups'>[];
+      await recordNewContact(db, ctx.caller.orgId, row!.id, unsubscribed);
       // A new contact is subscribed to every channel: one created out of some is an admin's consent change.
       const left = Object.fromEntries(CHANNELS.filter((c) => input.subscriptions?.[c] === 'unsubscribed').map((c) => [c, 'unsubscribed' as const]));
       await recordConsent(db, ctx, row!.id, left);

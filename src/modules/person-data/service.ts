@@ -5,6 +5,7 @@ import { tenant } from '../../db/tenant.js';
 import type { Download } from '../../lib/download.js';
 import { operation } from '../../operation.js';
 import { load as loadContact } from '../contacts/service.js';
+import { consentHistory } from '../consent/service.js';
 import { eventsOfRecipients, messagesTo } from '../message-logs/service.js';
 import { addressProblems, contactAddresses, personAddress } from '../contacts/person.js';
 
@@ -55,7 +56,8 @@ async function* documentOf(ctx: AuthedContext, subject: Subject): AsyncGenerator
   const orgId = ctx.caller.orgId;
   const t = tenant(ctx.db, orgId);
   const contactIds = subject.contactId ? [subject.contactId] : await contactsWith(ctx, subject.addresses);
-  const contacts = await Promise.all(contactIds.map((id) => loadContact(ctx.db, orgId, id)));
+  const history = await consentHistory(ctx.db, orgId, contactIds);
+  const contacts = await Promise.all(contactIds.map(async (id) => ({ ...(await loadContact(ctx.db, orgId, id)), consentHistory: history.get(id) ?? [] })));
   const org = await ctx.loaders.organizationById.load(orgId);
   const suppressions = (await t.scoped('suppressions').whereIn('suppressions.address', subject.addresses).orderBy('suppressions.created_at').select(SUPPRESSION_COLUMNS)) as {
     channel: string; address: string; reason: string; bounce_type: string | null; detail: string | null; created_at: Date;
