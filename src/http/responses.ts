@@ -30,6 +30,7 @@ export const contact = z
     attributes: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
     groups: z.array(id),
     subscriptions: z.looseObject({ email: subscription, sms: subscription, whatsapp: subscription }),
+    timezone: z.string().nullable().describe('Its time zone (IANA): its own, or its phone number\'s country\'s; null: the organization\'s.'),
     createdAt: instant,
     updatedAt: instant,
   })
@@ -278,6 +279,7 @@ const organization = z
     tracking: z.boolean(),
     requireTwoFactor: z.boolean(),
     retentionDays: z.number().int().describe('Days message logs, receipts, events, the sandbox outbox and webhook events are kept (30-3650).'),
+    timezone: z.string().describe('Its time zone (IANA): its contacts\' unless they have their own.'),
     closure: closure.nullable().describe('Its closing while one is scheduled or under way, else null.'),
     credentials: z.looseObject({ sms_apiUrl: z.string(), whatsapp_webhookUrl: z.string(), sms_reportUrl: z.string().nullable().describe('Admins only: null for the user role (it carries the token delivery reports prove themselves with).') }),
   })

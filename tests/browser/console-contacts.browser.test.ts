@@ -78,6 +78,9 @@ describeInBrowser('the console’s contacts pages', () => {
     await page.getByRole('combobox', { name: 'Type' }).click();
     await page.getByRole('option', { name: 'Number' }).click();
     await page.getByLabel(/^Value/).fill('3');
+    // Her own time zone, picked by typing a city.
+    await page.getByRole('combobox', { name: 'Time zone' }).fill('Dubai');
+    await page.getByRole('option', { name: 'Asia/Dubai' }).click();
     await page.getByRole('button', { name: 'Save contact' }).click();
     await page.getByRole('dialog').waitFor({ state: 'detached' });
     await page.getByLabel(/^Search/).fill('ada');
@@ -86,8 +89,10 @@ describeInBrowser('the console’s contacts pages', () => {
     // The contact's page: consent changed there, then the contact deleted.
     await page.getByRole('heading', { name: 'Ada King' }).waitFor();
     await page.getByRole('cell', { name: 'seats' }).waitFor();
+    await page.getByRole('row', { name: 'Time zone Asia/Dubai' }).waitFor();
     let stored = (await api.get(`/contacts/${ada._id}`, { token: org.token })).body;
     expect(stored.attributes).toEqual({ seats: 3 });
+    expect(stored.timezone).toBe('Asia/Dubai');
     await expectAccessible(page);
     await page.getByRole('button', { name: 'Unsubscribe from SMS' }).click();
     await page.getByRole('button', { name: 'Resubscribe to SMS' }).waitFor();

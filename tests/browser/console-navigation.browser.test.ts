@@ -23,7 +23,7 @@ const SECTIONS: Record<string, string[]> = {
   Messaging: ['Send', 'Campaigns', 'Templates', 'Sandbox outbox'],
   Audience: ['Contacts', 'Import contacts', 'Groups', 'Suppressions'],
   Insights: ['Message logs', 'Audit log'],
-  Settings: ['Team', 'API keys', 'Channels', 'Providers', 'DKIM keys', 'Webhooks', 'Tracking', 'Privacy', 'Profile'],
+  Settings: ['Team', 'API keys', 'Channels', 'Providers', 'DKIM keys', 'Webhooks', 'Tracking', 'Sending hours', 'Privacy', 'Profile'],
 };
 
 const sidebar = (page: Page) => page.getByRole('navigation', { name: 'Main' });

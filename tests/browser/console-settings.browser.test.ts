@@ -272,6 +272,24 @@ describeInBrowser('the console’s settings pages', () => {
     expect(ui.problems()).toEqual([]);
   }, 60_000);
 
+  test("sending hours: the organization's time zone, picked by typing a city, saved and kept across a reload", async () => {
+    const page = await ui.open(herald.url, org.token, '/settings/sending-hours');
+    const field = page.getByRole('combobox', { name: 'Organization time zone' });
+    await field.waitFor();
+    const before = (await api.get('/organizations/current', { token: org.token })).body.timezone;
+    expect(await field.inputValue()).toBe(before);
+    await expectAccessible(page);
+    await field.fill('Lagos');
+    await page.getByRole('option', { name: 'Africa/Lagos' }).click();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'contacts without a zone of their own are in Africa/Lagos' }).waitFor();
+    expect((await api.get('/organizations/current', { token: org.token })).body.timezone).toBe('Africa/Lagos');
+    await screenshot(page, 'settings-sending-hours', { fullPage: false });
+    await page.reload();
+    await waitFor(() => page.getByRole('combobox', { name: 'Organization time zone' }).inputValue(), (v: string) => v === 'Africa/Lagos');
+    expect(ui.problems()).toEqual([]);
+  }, 60_000);
+
   test('privacy: closing the organization takes its name and the password again; every page says it is closing; an admin cancels', async () => {
     const closing = await signupOrg(api, { companyName: 'Shutters Down Ltd' });
     const page = await ui.open(herald.url, closing.token, '/settings/privacy');
@@ -310,7 +328,7 @@ describeInBrowser('the console’s settings pages', () => {
     await nav.getByRole('link', { name: 'Profile' }).waitFor();
     await page.getByRole('button', { name: 'Change password' }).waitFor();
     await expectAccessible(page);
-    for (const name of ['Team', 'API keys', 'Channels', 'Webhooks', 'Tracking', 'Privacy']) expect(await nav.getByRole('link', { name }).count()).toBe(0);
+    for (const name of ['Team', 'API keys', 'Channels', 'Webhooks', 'Tracking', 'Sending hours', 'Privacy']) expect(await nav.getByRole('link', { name }).count()).toBe(0);
 
     await page.goto(new URL('/settings/api-keys', herald.url).toString());
     await page.getByRole('alert').getByText('Admins only').waitFor();

@@ -20,6 +20,7 @@ export const CONTACT_KEYS = [
   'phone',
   'subscriptions',
   'tags',
+  'timezone',
   'updatedAt',
 ];
 export const GROUP_KEYS = ['_id', 'color', 'contactCount', 'createdAt', 'description', 'name', 'organization', 'updatedAt'];

@@ -59,6 +59,7 @@ export const routes: RouteObject[] = [
               { path: 'dkim-keys', ...page(() => import('./pages/settings/DkimKeysPage')) },
               { path: 'webhooks', ...page(() => import('./pages/settings/WebhooksPage')) },
               { path: 'tracking', ...page(() => import('./pages/settings/TrackingPage')) },
+              { path: 'sending-hours', ...page(() => import('./pages/settings/SendingHoursPage')) },
               { path: 'privacy', ...page(() => import('./pages/settings/PrivacyPage')) },
               { path: 'audit-log', ...page(() => import('./pages/settings/AuditLogPage')) },
             ],

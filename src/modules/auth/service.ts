@@ -9,6 +9,7 @@ import { loginUser, newUserFields, toUserDto, USER_COLUMNS, type UserRow } from 
 import { checkCode } from '../two-factor/check.js';
 import { loginState } from '../two-factor/store.js';
 import { burnComparison, checkPassword, hashPassword } from './passwords.js';
+import { countryTimeZone } from '../../lib/time-zones.js';
 
 const signupInput = z
   .strictObject({
@@ -30,7 +31,7 @@ export const signup = operation({
     try {
       user = await ctx.db.transaction(async (trx) => {
         const [org] = await trx('organizations')
-          .insert({ name: input.companyName, sector: input.sector, country: input.country })
+          .insert({ name: input.companyName, sector: input.sector, country: input.country, time_zone: countryTimeZone(input.country) ?? 'UTC' })
           .returning('id');
         await credits.open(trx, org.id, ctx.config.signupCredits);
         const [row] = await trx('users')

@@ -1,6 +1,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import { isEmailAddress } from '../../lib/addresses.js';
 import { toE164 } from '../../lib/phone.js';
+import { isTimeZone, NOT_A_ZONE, phoneTimeZone } from '../../lib/time-zones.js';
 import type { Channel } from '../../delivery/types.js';
 import { CHANNELS } from '../../delivery/types.js';
 import { MAX_BYTES, MAX_KEYS, type Attributes } from '../contacts/attributes.js';
@@ -32,6 +33,9 @@ export interface StagedRow {
   attributes: Attributes;
   /** Channels the row says the contact left. */
   leaves: Channel[];
+  /** The row's time zone (`timeZoneSet`), else its phone number's country's when that has one. */
+  timeZone: string | null;
+  timeZoneSet: boolean;
 }
 
 export interface RowError {
@@ -67,7 +71,7 @@ const tooLong = (line: number, column: string, max: number): RowError => ({ line
 export function stageRow(record: string[], line: number, rules: RowRules): StagedRow | RowError {
   const { columns, matchBy } = rules.layout;
   if (record.length !== columns.length) return { line, message: `has ${record.length} fields, the header has ${columns.length}` };
-  const row: StagedRow = { line, matchKey: '', id: '', name: null, email: null, phone: null, countryCode: null, company: null, tags: [], attributes: {}, leaves: [] };
+  const row: StagedRow = { line, matchKey: '', id: '', name: null, email: null, phone: null, countryCode: null, company: null, tags: [], attributes: {}, leaves: [], timeZone: null, timeZoneSet: false };
   let rawPhone: { cell: string; header: string } | null = null;
   const leaves = new Set<Channel>();
   for (let i = 0; i < columns.length; i++) {
@@ -104,6 +108,11 @@ export function stageRow(record: string[], line: number, rules: RowRules): Stage
             row.tags = [...new Set([...row.tags, ...tags])];
             break;
           }
+          case 'timezone':
+            if (!isTimeZone(cell)) return { line, column: header, message: `${header} ${NOT_A_ZONE}` };
+            row.timeZone = cell;
+            row.timeZoneSet = true;
+            break;
         }
         break;
       case 'attribute':
@@ -124,6 +133,7 @@ export function stageRow(record: string[], line: number, rules: RowRules): Stage
     if (!row.phone) return { line, column: rawPhone.header, message: `${rawPhone.header} must be a valid phone number` };
   }
   if (!row.email && !row.phone) return { line, message: 'email or phone is required' };
+  if (!row.timeZoneSet) row.timeZone = phoneTimeZone(row.phone);
   if (row.tags.length > 50) return { line, message: 'must have at most 50 tags' };
   const keys = Object.keys(row.attributes).length;
   if (keys > MAX_KEYS) return { line, message: `attributes must have at most ${MAX_KEYS} keys (has ${keys})` };
@@ -161,7 +171,9 @@ export function copyLine(orgId: string, importId: string, row: StagedRow): strin
     copyText(arrayLiteral(row.tags)),
     copyText(JSON.stringify(row.attributes)),
     copyText(arrayLiteral(row.leaves)),
+    copyField(row.timeZone),
+    row.timeZoneSet ? 't' : 'f',
   ].join('\t') + '\n';
 }
 
-export const STAGING_COLUMNS = 'organization_id, import_id, line, match_key, id, name, email, phone, country_code, company, tags, attributes, leaves';
+export const STAGING_COLUMNS = 'organization_id, import_id, line, match_key, id, name, email, phone, country_code, company, tags, attributes, leaves, time_zone, time_zone_set';

@@ -161,6 +161,9 @@ export const updateMatched = (by: MatchBy) =>
            company = coalesce(b.company, c.company),
            tags = ${withTags('c.tags || b.tags')},
            attributes = c.attributes || b.attributes,
+           -- A zone the row gives is the contact's own; one taken from a new phone follows it, unless the contact has its own.
+           time_zone = CASE WHEN b.time_zone_set THEN b.time_zone WHEN c.time_zone_set OR b.phone IS NULL THEN c.time_zone ELSE b.time_zone END,
+           time_zone_set = c.time_zone_set OR b.time_zone_set,
            updated_at = :now
        FROM batch b
        WHERE ${matches('c')}
@@ -195,9 +198,9 @@ export const insertUnmatched = (by: MatchBy) =>
     `herald_contact_import_insert_${by}`,
     `WITH ${BATCH},
      created AS (
-       INSERT INTO contacts (organization_id, id, name, email, phone, country_code, company, tags, attributes, unsubscribed, created_at, updated_at)
+       INSERT INTO contacts (organization_id, id, name, email, phone, country_code, company, tags, attributes, unsubscribed, time_zone, time_zone_set, created_at, updated_at)
        SELECT :orgId, b.id, b.name, b.email, b.phone, b.country_code, b.company, ${withTags('b.tags')}, b.attributes,
-              coalesce((SELECT jsonb_object_agg(ch, :left::jsonb) FROM unnest(b.leaves) AS ch), '{}'::jsonb), :now, :now
+              coalesce((SELECT jsonb_object_agg(ch, :left::jsonb) FROM unnest(b.leaves) AS ch), '{}'::jsonb), b.time_zone, b.time_zone_set, :now, :now
        FROM batch b
        WHERE b.name IS NOT NULL AND NOT EXISTS (SELECT 1 FROM contacts c WHERE ${matches('c')})
        ORDER BY b.match_key

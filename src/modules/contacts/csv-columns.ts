@@ -5,7 +5,8 @@ import { CHANNELS, type Channel } from '../../delivery/types.js';
  * fields a column can be mapped to, and the header names mapped without being told). A file
  * exported by Herald imports again unchanged.
  *
- * - `name`, `email`, `phone`, `countryCode`, `organization`: the contact's fields.
+ * - `name`, `email`, `phone`, `countryCode`, `organization`, `timezone`: the contact's fields (the
+ *   export writes a zone only when it is the contact's own, not one taken from its phone).
  * - `tags`: several tags in one cell, separated by `|` (a `;` or `,` would collide with the
  *   separators of the files people write by hand).
  * - `attributes.<key>`: one attribute per column; the cell is the value as text (a number or
@@ -15,7 +16,7 @@ import { CHANNELS, type Channel } from '../../delivery/types.js';
  * - Exported only: `id`, `groups` (the names of the contact's groups, `|`-separated), `createdAt`,
  *   `updatedAt`. An import ignores them unless mapped.
  */
-export const CONTACT_FIELDS = ['name', 'email', 'phone', 'countryCode', 'organization', 'tags'] as const;
+export const CONTACT_FIELDS = ['name', 'email', 'phone', 'countryCode', 'organization', 'tags', 'timezone'] as const;
 export type ContactField = (typeof CONTACT_FIELDS)[number];
 
 export const LIST_SEPARATOR = '|';

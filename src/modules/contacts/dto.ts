@@ -14,6 +14,10 @@ export interface ContactRow {
   attributes: Attributes;
   /** The channels the contact left (consent/service.ts keeps it). */
   unsubscribed: Unsubscribed;
+  /** Its time zone (IANA): its own, or its phone number's country's; null: the organization's. */
+  time_zone: string | null;
+  /** Whether `time_zone` was given (through the API or an import) rather than taken from the phone. */
+  time_zone_set: boolean;
   groups: string[];
   created_at: Date;
   updated_at: Date;
@@ -33,6 +37,8 @@ export interface ContactDto {
   groups: string[];
   /** Consent per channel. */
   subscriptions: Subscriptions;
+  /** Its time zone (IANA): its own, or its phone number's country's when that has one; null: the organization's. */
+  timezone: string | null;
   /** The owning organization's id. */
   ServiceOrganization: string;
   createdAt: string;
@@ -50,6 +56,7 @@ export const toContactDto = (row: ContactRow): ContactDto => ({
   attributes: row.attributes,
   groups: row.groups,
   subscriptions: subscriptionsOf(row.unsubscribed),
+  timezone: row.time_zone,
   ServiceOrganization: row.organization_id,
   createdAt: row.created_at.toISOString(),
   updatedAt: row.updated_at.toISOString(),
@@ -71,6 +78,7 @@ export const contactColumns = (db: Knex | Knex.Transaction, orgId: string) => [
   'contacts.tags',
   'contacts.attributes',
   'contacts.unsubscribed',
+  'contacts.time_zone',
   'contacts.created_at',
   'contacts.updated_at',
   db.raw(`ARRAY(

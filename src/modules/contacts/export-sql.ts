@@ -162,6 +162,7 @@ export function csvPage(t: Tenant, filter: ContactFilter, keys: readonly string[
     'contacts.id',
     ...['name', 'email', 'phone', 'country_code', 'company'].map((column) => db.raw(orEmpty(`contacts.${column}`))),
     db.raw(orEmpty('array_to_string(contacts.tags, ?)'), [LIST_SEPARATOR]),
+    db.raw(orEmpty('CASE WHEN contacts.time_zone_set THEN contacts.time_zone END')),
     'memberships.names',
     ...CONSENT_CHANNELS.map((channel) => db.raw(`CASE WHEN (contacts.unsubscribed -> ?::text) IS NULL THEN 'subscribed' ELSE 'unsubscribed' END`, [channel])),
     // A string as it is; a number or a boolean as its JSON text, which an import reads back as one.

@@ -6,9 +6,12 @@ import { bulk } from './bulk.js';
 import { exportLink } from './export.js';
 import * as contacts from './service.js';
 
-/** The input with its nulls read as "not given", those of `subscriptions` too (a channel left out is kept). */
-const contactInput = <T extends { subscriptions?: object | null }>(input: T) => {
-  const fields = compact(input);
+/**
+ * The input with its nulls read as "not given", those of `subscriptions` too (a channel left out is
+ * kept), but `timezone`'s: null there gives the contact's own zone up.
+ */
+const contactInput = <T extends { subscriptions?: object | null; timezone?: string | null }>(input: T) => {
+  const fields = compact(input, ['timezone']);
   return fields.subscriptions ? { ...fields, subscriptions: compact(fields.subscriptions) } : fields;
 };
 

@@ -9,6 +9,7 @@ import { isForeignKeyViolation } from '../../db/errors.js';
 import { validationFailed, type FieldProblem } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import { normaliseAddress } from '../../lib/addresses.js';
+import { phoneTimeZone, timeZone } from '../../lib/time-zones.js';
 import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
 import { CHANNELS } from '../../delivery/types.js';
@@ -37,6 +38,8 @@ const fields = {
   tags: z.array(z.string().trim().min(1).max(50)).max(50),
   groups: z.array(v.id()).max(1000),
   attributes: attributesChange,
+  /** The contact's time zone (IANA); null: its phone number's country's when that has one, else the organization's. */
+  timezone: timeZone().nullable(),
   /** Consent per channel, set by an admin (source `api`); channels left out are kept. */
   subscriptions: z.strictObject({ email: subscriptionStatus, sms: subscriptionStatus, whatsapp: subscriptionStatus }),
 };
@@ -50,6 +53,7 @@ const createInput = z.strictObject({
   tags: fields.tags.optional(),
   groups: fields.groups.optional(),
   attributes: fields.attributes.optional(),
+  timezone: fields.timezone.optional(),
   subscriptions: fields.subscriptions.optional(),
 });
 const updateInput = createInput.partial();
@@ -126,6 +130,10 @@ async function addGroups(db: Knex | Knex.Transaction, orgId: string, contactId: 
     throw err;
   }
 }
+
+/** The stored zone of a contact: the one given (its own), else its phone number's country's when that has one, else none (the organization's). */
+const zoneOf = (given: string | null | undefined, phone: string | null) =>
+  given ? { time_zone: given, time_zone_set: true } : { time_zone: phoneTimeZone(phone), time_zone_set: false };
 
 /** Throws the problems `resolveFields` found in the transaction (a change made since `check` read). */
 function orThrow<T extends { problems: FieldProblem[] }>(resolved: T): T {
@@ -244,6 +252,7 @@ export const create = operation({
           tags: uniqueTags(input.tags) ?? [],
           attributes: JSON.stringify(merge({}, input.attributes ?? {})),
           unsubscribed: JSON.stringify(unsubscribed),
+          ...zoneOf(input.timezone, phone),
         })
         .returning('*')) as Omit<ContactRow, 'groups'>[];
       await recordNewContact(db, ctx.caller.orgId, row!.id, unsubscribed);
@@ -304,6 +313,8 @@ export const update = operation({
           company: input.organization,
           tags: uniqueTags(input.tags),
           attributes: attributes && JSON.stringify(attributes),
+          // A zone given is the contact's own; one taken from its phone follows the phone.
+          ...(input.timezone !== undefined || (phoneChanged && !current.time_zone_set) ? zoneOf(input.timezone, phoneChanged ? phone : current.phone) : {}),
           updated_at: nowMs(ctx.db),
         });
       if (input.groups) {

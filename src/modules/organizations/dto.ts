@@ -12,6 +12,7 @@ export interface OrganizationRow {
   tracking: boolean;
   require_two_factor: boolean;
   retention_days: number;
+  time_zone: string;
   created_at: Date;
   updated_at: Date;
 }
@@ -79,6 +80,8 @@ export interface OrganizationDto extends OrganizationSummary {
   requireTwoFactor: boolean;
   /** Days its logs, receipts, events, outbox and webhook events are kept (30-3650; 395 by default). */
   retentionDays: number;
+  /** Its time zone (IANA): its contacts' unless they have their own. */
+  timezone: string;
   /** Its closing while one is scheduled or under way, else null. */
   closure: ClosureDto | null;
   credentials: CredentialsDto;

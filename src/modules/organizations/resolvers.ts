@@ -20,6 +20,7 @@ export const resolvers: Resolvers = {
     tracking: async (org, _, ctx) => org.tracking ?? (await organizations.current(ctx, undefined, {})).tracking,
     requireTwoFactor: async (org, _, ctx) => org.requireTwoFactor ?? (await organizations.current(ctx, undefined, {})).requireTwoFactor,
     closure: async (org, _, ctx) => (org.closure !== undefined ? org.closure : (await organizations.current(ctx, undefined, {})).closure),
+    timezone: async (org, _, ctx) => org.timezone ?? (await organizations.current(ctx, undefined, {})).timezone,
     retentionDays: async (org, _, ctx) => org.retentionDays ?? (await organizations.current(ctx, undefined, {})).retentionDays,
     createdAt: async (org, _, ctx) => org.createdAt ?? (await organizations.current(ctx, undefined, {})).createdAt,
     updatedAt: async (org, _, ctx) => org.updatedAt ?? (await organizations.current(ctx, undefined, {})).updatedAt,

@@ -9,6 +9,7 @@ import { CALLER_CHANNEL } from '../auth/caller-cache.js';
 import { loginState } from '../two-factor/store.js';
 import * as v from '../../lib/validation.js';
 import { isPrivateHost } from '../../lib/hosts.js';
+import { timeZone } from '../../lib/time-zones.js';
 import { operation } from '../../operation.js';
 import { EMAIL_SECURE_MODES, type StoredCredentials } from '../../delivery/credentials.js';
 import { legacyCredentials, writeLegacyCredentials } from '../../delivery/providers.js';
@@ -33,6 +34,7 @@ async function toOrganizationDto(ctx: AuthedContext, row: OrganizationRow, db: K
     tracking: row.tracking,
     requireTwoFactor: row.require_two_factor,
     retentionDays: row.retention_days,
+    timezone: row.time_zone,
     closure: await closingOf(db, row.id),
     credentials: showCredentials(config, await legacyCredentials(db, config, row.id), row.id, role),
     createdAt: row.created_at.toISOString(),
@@ -143,7 +145,7 @@ async function recordSettingsChange(trx: Knex.Transaction, ctx: AuthedContext, c
   const current = (await trx('organizations').where({ id: ctx.caller.orgId }).forUpdate().first(columns)) as Record<string, unknown>;
   const changed = columns.filter((c) => current[c] !== changes[c]);
   if (!changed.length) return;
-  const apiName = (column: string) => column.replace(/_(\w)/g, (_, c: string) => c.toUpperCase());
+  const apiName = (column: string) => (column === 'time_zone' ? 'timezone' : column.replace(/_(\w)/g, (_, c: string) => c.toUpperCase()));
   const details = { changes: Object.fromEntries(changed.map((c) => [apiName(c), { from: current[c], to: changes[c] }])) };
   await record(trx, ctx, { action: 'organization.updated', resourceType: 'organization', resourceId: ctx.caller.orgId, details });
 }
@@ -152,7 +154,7 @@ async function recordSettingsChange(trx: Knex.Transaction, ctx: AuthedContext, c
 async function writeOrganization(
   ctx: AuthedContext,
   trx: Knex.Transaction,
-  changes: Partial<Pick<OrganizationRow, 'tracking' | 'require_two_factor' | 'retention_days'>>,
+  changes: Partial<Pick<OrganizationRow, 'tracking' | 'require_two_factor' | 'retention_days' | 'time_zone'>>,
 ): Promise<OrganizationRow> {
   const [updated] = await trx('organizations')
     .where({ id: ctx.caller.orgId })
@@ -161,7 +163,7 @@ async function writeOrganization(
   return { ...updated, credits: await credits.balance(trx, ctx.caller.orgId) } as OrganizationRow;
 }
 
-/** `PUT /organizations/current`: the organization's settings (`tracking`, `requireTwoFactor`, `retentionDays`). Admins, by JWT. */
+/** `PUT /organizations/current`: the organization's settings (`tracking`, `requireTwoFactor`, `retentionDays`, `timezone`). Admins, by JWT. */
 export const updateOrganization = operation({
   access: { role: 'admin', apiKeys: false },
   input: z.strictObject({
@@ -171,6 +173,8 @@ export const updateOrganization = operation({
     requireTwoFactor: flag.optional(),
     // How long logs and what hangs off them are kept (see src/modules/retention).
     retentionDays: z.number().int().min(30).max(3650).optional(),
+    // The zone of its contacts that have none of their own (see lib/time-zones.ts).
+    timezone: timeZone().optional(),
   }),
   // Requiring it without having it would leave the admin with a session that may only enrol.
   async check(ctx, input) {
@@ -182,6 +186,7 @@ export const updateOrganization = operation({
       ...(input.tracking === undefined ? {} : { tracking: input.tracking }),
       ...(input.requireTwoFactor === undefined ? {} : { require_two_factor: input.requireTwoFactor }),
       ...(input.retentionDays === undefined ? {} : { retention_days: input.retentionDays }),
+      ...(input.timezone === undefined ? {} : { time_zone: input.timezone }),
     };
     const row = await ctx.db.transaction(async (trx) => {
       await recordSettingsChange(trx, ctx, changes);

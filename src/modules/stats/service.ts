@@ -1,4 +1,4 @@
-import { DateTime, IANAZone } from 'luxon';
+import { DateTime } from 'luxon';
 import { z } from 'zod';
 import type { Db } from '../../db/database.js';
 import { run } from '../../db/statements.js';
@@ -6,6 +6,7 @@ import { foldChanges, organizationsWithChanges, STATS_COUNTERS } from '../../del
 import { CHANNELS, type Channel } from '../../delivery/types.js';
 import { notFound, validationFailed } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
+import { isTimeZone, NOT_A_ZONE } from '../../lib/time-zones.js';
 import { operation } from '../../operation.js';
 import { dailyFigures, funnelCampaign, funnelFigures, funnelTimeline, type Figures } from './sql.js';
 
@@ -52,9 +53,8 @@ const add = (into: Figures, from: Figures): Figures => {
 const DAY_MS = 86_400_000;
 const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-const NOT_A_ZONE = 'must be an IANA time zone (Africa/Nairobi, UTC)';
 // A name, not an offset: the runtime reads `+03:00` as ISO does, the database as POSIX does (west of UTC).
-const timeZone = z.string().refine((name) => name.length <= 64 && /^[A-Za-z][\w+\-/]*$/.test(name) && IANAZone.isValidZone(name), { error: NOT_A_ZONE });
+const timeZone = z.string().refine(isTimeZone, { error: NOT_A_ZONE });
 
 const range = z
   .union([z.number(), z.string().regex(/^\d+$/).transform(Number)], { error: 'must be 7, 30 or 90' })

@@ -60,6 +60,7 @@ const NAV: NavSection[] = [
       { to: '/settings/dkim-keys', label: 'DKIM keys', adminOnly: true },
       { to: '/settings/webhooks', label: 'Webhooks', adminOnly: true },
       { to: '/settings/tracking', label: 'Tracking', adminOnly: true },
+      { to: '/settings/sending-hours', label: 'Sending hours', adminOnly: true },
       { to: '/settings/privacy', label: 'Privacy', adminOnly: true },
       { to: '/profile', label: 'Profile' },
     ],

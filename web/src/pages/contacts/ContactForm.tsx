@@ -2,6 +2,7 @@ import { Button, Fieldset, Group, Modal, MultiSelect, Radio, SimpleGrid, Stack, 
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { ErrorAlert } from '../../components/ErrorAlert';
+import { TimeZoneSelect } from '../../components/TimeZoneSelect';
 import type { Channel, ContactFieldsFragment, ContactSubscriptionsInput, SubscriptionStatus, UpdateContactInput } from '../../gql/graphql';
 import { fieldErrors } from '../../lib/errors';
 import { AttributesEditor } from './AttributesEditor';
@@ -10,7 +11,7 @@ import { CreateContact, GroupOptions, UpdateContact } from './documents';
 import { alertNeeded, CHANNELS, errorFor } from './fields';
 
 /** The fields this form has a control for: a server message naming another shows as a whole. */
-const FIELDS = ['name', 'email', 'phone', 'countryCode', 'organization', 'tags', 'groups', 'attributes', 'subscriptions.email', 'subscriptions.sms', 'subscriptions.whatsapp'];
+const FIELDS = ['name', 'email', 'phone', 'countryCode', 'organization', 'timezone', 'tags', 'groups', 'attributes', 'subscriptions.email', 'subscriptions.sms', 'subscriptions.whatsapp'];
 
 type Consent = Record<Channel, SubscriptionStatus>;
 
@@ -36,6 +37,7 @@ export function ContactForm({ contact, initialGroups = [], onClose, onSaved }: P
   const [phone, setPhone] = useState(contact?.phone ?? '');
   const [countryCode, setCountryCode] = useState(contact?.countryCode ?? '');
   const [organization, setOrganization] = useState(contact?.organization ?? '');
+  const [timezone, setTimezone] = useState<string | null>(contact?.timezone ?? null);
   const [tags, setTags] = useState<string[]>(contact?.tags ?? []);
   const [groups, setGroups] = useState<string[]>(contact?.groupIds ?? initialGroups);
   const [rows, setRows] = useState<AttributeRow[]>(() => (contact ? rowsOf(contact.attributes) : [newRow()]));
@@ -71,6 +73,7 @@ export function ContactForm({ contact, initialGroups = [], onClose, onSaved }: P
     input.phone = text(phone, stored.phone);
     input.countryCode = text(countryCode, stored.countryCode);
     input.organization = text(organization, stored.organization);
+    if (timezone !== (stored.timezone ?? null)) input.timezone = timezone;
     if (!sameList(tags, stored.tags)) input.tags = tags;
     if (!sameList(groups, stored.groupIds)) input.groups = groups;
     input.attributes = changeOf(stored.attributes, rows);
@@ -89,6 +92,7 @@ export function ContactForm({ contact, initialGroups = [], onClose, onSaved }: P
             phone: phone || undefined,
             countryCode: countryCode || undefined,
             organization: organization || undefined,
+            timezone: timezone ?? undefined,
             tags,
             groups,
             attributes: attributesOf(rows),
@@ -133,6 +137,14 @@ export function ContactForm({ contact, initialGroups = [], onClose, onSaved }: P
               error={errors.countryCode}
             />
             <TextInput label="Company" value={organization} onChange={(e) => setOrganization(e.currentTarget.value)} error={errors.organization} />
+            <TimeZoneSelect
+              label="Time zone"
+              description="Empty: the zone of the phone number's country, else your organization's"
+              value={timezone}
+              onChange={setTimezone}
+              error={errors.timezone}
+              clearable
+            />
           </SimpleGrid>
           <TagsInput label="Tags" description="Press Enter after each tag" value={tags} onChange={setTags} error={errorFor(errors, 'tags')} />
           <MultiSelect label="Groups" data={groupOptions} value={groups} onChange={setGroups} searchable clearable error={errorFor(errors, 'groups')} nothingFoundMessage="No such group" />

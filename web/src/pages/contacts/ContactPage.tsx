@@ -96,6 +96,7 @@ function ContactDetails({ contact }: { contact: ContactFieldsFragment }) {
     ['Phone', contact.phone ?? '—'],
     ['Country code', contact.countryCode ?? '—'],
     ['Company', contact.organization ?? '—'],
+    ['Time zone', contact.timezone ?? 'The organization’s'],
     [
       'Tags',
       contact.tags.length ? (

@@ -13,6 +13,7 @@ export const ContactFields = graphql(`
     phone
     countryCode
     organization
+    timezone
     tags
     attributes
     groupIds
