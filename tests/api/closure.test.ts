@@ -99,6 +99,9 @@ describe('closing', () => {
     expect(gql.body.errors?.[0].extensions.code).toBe('BAD_REQUEST');
     expect((await api.get('/organizations/current', as(org))).body.closure).toBeNull();
     expect((await api.get('/organizations/current/closure', as(org))).status).toBe(404);
+    expect((await api.get('/organizations/current/closure', { apiKey: adminKey })).status).toBe(403);
+    expect((await api.delete('/organizations/current/closure', { apiKey: adminKey })).status).toBe(403);
+    expect((await api.delete('/organizations/current/closure', { token: member.token })).status).toBe(403);
   });
 
   test('an admin using two-factor authentication gives a code as well', async () => {
@@ -137,6 +140,10 @@ describe('closing', () => {
     expect((await api.get('/organizations/current', as(org))).body.closure).toBeNull();
     expect((await herald.db.raw(`SELECT 1 FROM graphile_worker.jobs WHERE task_identifier = 'close-organization' AND key = ?`, [`closure:${org.orgId}`])).rows).toEqual([]);
     expect((await api.delete('/organizations/current/closure', as(org))).status).toBe(404);
+    // Its job, had it already been taken, finds it cancelled and deletes nothing.
+    const kept = await rowsOf(org.orgId);
+    expect(await runClosure(herald.db, { orgId: org.orgId, closureId: res.body._id }, { now: new Date(Date.now() + 30 * DAY_MS) })).toBe('skipped');
+    expect(await rowsOf(org.orgId)).toEqual(kept);
     const audit = async (action: string) => (await api.get(`/audit-log?action=${action}`, as(org))).body as { details: Record<string, unknown> }[];
     expect((await audit('organization.closing_requested')).map((a) => a.details)).toEqual([{ closureId: res.body._id, deleteAfter: res.body.deleteAfter }]);
     expect((await audit('organization.closing_cancelled')).map((a) => a.details)).toEqual([{ closureId: res.body._id }]);

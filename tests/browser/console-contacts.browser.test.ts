@@ -81,6 +81,7 @@ describeInBrowser('the console’s contacts pages', () => {
     // Her own time zone, picked by typing a city.
     await page.getByRole('combobox', { name: 'Time zone' }).fill('Dubai');
     await page.getByRole('option', { name: 'Asia/Dubai' }).click();
+    await screenshot(page, 'contacts-edit-time-zone', { fullPage: false });
     await page.getByRole('button', { name: 'Save contact' }).click();
     await page.getByRole('dialog').waitFor({ state: 'detached' });
     await page.getByLabel(/^Search/).fill('ada');
@@ -90,6 +91,7 @@ describeInBrowser('the console’s contacts pages', () => {
     await page.getByRole('heading', { name: 'Ada King' }).waitFor();
     await page.getByRole('cell', { name: 'seats' }).waitFor();
     await page.getByRole('row', { name: 'Time zone Asia/Dubai' }).waitFor();
+    await screenshot(page, 'contacts-page-time-zone', { fullPage: false });
     let stored = (await api.get(`/contacts/${ada._id}`, { token: org.token })).body;
     expect(stored.attributes).toEqual({ seats: 3 });
     expect(stored.timezone).toBe('Asia/Dubai');

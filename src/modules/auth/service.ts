@@ -8,7 +8,7 @@ import type { Context } from '../../context.js';
 import { loginUser, newUserFields, toUserDto, USER_COLUMNS, type UserRow } from '../users/dto.js';
 import { checkCode } from '../two-factor/check.js';
 import { loginState } from '../two-factor/store.js';
-import { burnComparison, checkPassword, hashPassword } from './passwords.js';
+import { burnComparison, checkPassword, comparable, hashPassword } from './passwords.js';
 import { countryTimeZone } from '../../lib/time-zones.js';
 
 const signupInput = z
@@ -70,9 +70,8 @@ export const login = operation({
     const user = (await ctx.db('users').whereRaw('lower(email) = ?', [input.email]).first()) as UserRow | undefined;
     // A password over bcrypt's 72 bytes can not match; it still costs a comparison, so that the
     // answer for a known email takes as long as for an unknown one.
-    const comparable = Buffer.byteLength(input.password) <= 72;
     const ok =
-      user && comparable
+      user && comparable(input.password)
         ? (await checkPassword(input.password, user.password_hash)) && user.is_active
         : await burnComparison(input.password, ctx.config.bcryptRounds).then(() => false);
     if (!ok || !user) {

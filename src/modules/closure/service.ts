@@ -9,7 +9,7 @@ import { addJobStatement, inTransaction, removeJobStatement } from '../../jobs/q
 import { badRequest, conflict, notFound } from '../../lib/errors.js';
 import { operation } from '../../operation.js';
 import { record } from '../audit/record.js';
-import { checkPassword } from '../auth/passwords.js';
+import { passwordMatches } from '../auth/passwords.js';
 import { checkCode } from '../two-factor/check.js';
 import { loginState } from '../two-factor/store.js';
 import * as sql from './sql.js';
@@ -90,7 +90,7 @@ async function reauthenticate(ctx: AuthedContext, password: string, code: string
   if (!user) throw notFound();
   const email = user.email.toLowerCase();
   await ctx.throttle.check(email, ctx.clientIp);
-  if (!(Buffer.byteLength(password) <= 72 && (await checkPassword(password, user.password_hash)))) {
+  if (!(await passwordMatches(password, user.password_hash))) {
     await ctx.throttle.failed(email, ctx.clientIp);
     throw badRequest('Password is incorrect');
   }
@@ -148,6 +148,12 @@ export const cancel = operation({
       return toDto(row!);
     });
   },
+});
+
+/** The caller's organization's closing, or null (GraphQL `organization { closure }`, read alone). */
+export const current = operation({
+  access: { role: 'any', apiKeys: false },
+  run: (ctx): Promise<ClosureDto | null> => closingOf(ctx.db, ctx.caller.orgId),
 });
 
 /** `GET /organizations/current/closure`: the organization's closing, 404 when it is not closing. */
@@ -214,10 +220,18 @@ export const STEP_COUNT = steps('00000000-0000-0000-0000-000000000000').length;
  * many steps (a crash, in tests).
  */
 export async function runClosure(db: Db, { orgId, closureId }: Payload, options: { now?: Date; stopAfter?: number } = {}): Promise<'deleted' | 'waiting' | 'skipped' | 'stopped'> {
-  const closure = (await db('organization_closures').where({ id: closureId, organization_id: orgId }).first(COLUMNS)) as ClosureRow | undefined;
-  if (!closure || closure.status === 'cancelled' || closure.status === 'deleted') return 'skipped';
-  if (closure.status === 'scheduled' && closure.delete_after > (options.now ?? new Date())) return 'waiting';
-  await db('organization_closures').where({ id: closureId }).update({ status: 'deleting', started_at: db.raw('coalesce(started_at, now())') });
+  const now = options.now ?? new Date();
+  // Scheduled and due (or already deleting) becomes deleting in one conditional write: a cancel that
+  // commits first leaves nothing to take, and one that comes after finds it deleting (409).
+  const [closure] = (await db('organization_closures')
+    .where({ id: closureId, organization_id: orgId })
+    .where((w) => w.where('status', 'deleting').orWhere((due) => due.where('status', 'scheduled').where('delete_after', '<=', now)))
+    .update({ status: 'deleting', started_at: db.raw('coalesce(started_at, now())') })
+    .returning(COLUMNS)) as ClosureRow[];
+  if (!closure) {
+    const found = (await db('organization_closures').where({ id: closureId, organization_id: orgId }).first('status')) as { status: Status } | undefined;
+    return found?.status === 'scheduled' ? 'waiting' : 'skipped';
+  }
   const counts: Record<string, number> = { ...closure.rows_deleted };
   let done = 0;
   for (const step of steps(orgId)) {

@@ -1,5 +1,6 @@
 import type { Resolvers } from '../../graphql/generated/resolvers-types.js';
 import { compact } from '../../graphql/glue.js';
+import * as closure from '../closure/service.js';
 import * as organizations from './service.js';
 
 export const resolvers: Resolvers = {
@@ -19,7 +20,8 @@ export const resolvers: Resolvers = {
       org.emailFromName !== undefined ? org.emailFromName : (await organizations.current(ctx, undefined, {})).emailFromName,
     tracking: async (org, _, ctx) => org.tracking ?? (await organizations.current(ctx, undefined, {})).tracking,
     requireTwoFactor: async (org, _, ctx) => org.requireTwoFactor ?? (await organizations.current(ctx, undefined, {})).requireTwoFactor,
-    closure: async (org, _, ctx) => (org.closure !== undefined ? org.closure : (await organizations.current(ctx, undefined, {})).closure),
+    // Read alone: the console's banner asks on every page, and needs nothing else of the organization.
+    closure: (org, _, ctx) => (org.closure !== undefined ? org.closure : closure.current(ctx, undefined, {})),
     timezone: async (org, _, ctx) => org.timezone ?? (await organizations.current(ctx, undefined, {})).timezone,
     retentionDays: async (org, _, ctx) => org.retentionDays ?? (await organizations.current(ctx, undefined, {})).retentionDays,
     createdAt: async (org, _, ctx) => org.createdAt ?? (await organizations.current(ctx, undefined, {})).createdAt,

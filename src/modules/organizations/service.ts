@@ -135,6 +135,9 @@ async function recordCredentialsChange(trx: Knex.Transaction, ctx: AuthedContext
   if (fields.length) await record(trx, ctx, { action: 'credentials.updated', resourceType: 'organization', resourceId: ctx.caller.orgId, details: { fields } });
 }
 
+/** The organization's settings: each one's API name and its column of `organizations`. */
+const SETTINGS = { tracking: 'tracking', requireTwoFactor: 'require_two_factor', retentionDays: 'retention_days', timezone: 'time_zone' } as const;
+
 /**
  * The audit entry of a change of the organization's settings (columns of `organizations`), with
  * each setting that changes from and to (by its API name); read under the row's lock, before the write.
@@ -145,8 +148,8 @@ async function recordSettingsChange(trx: Knex.Transaction, ctx: AuthedContext, c
   const current = (await trx('organizations').where({ id: ctx.caller.orgId }).forUpdate().first(columns)) as Record<string, unknown>;
   const changed = columns.filter((c) => current[c] !== changes[c]);
   if (!changed.length) return;
-  const apiName = (column: string) => (column === 'time_zone' ? 'timezone' : column.replace(/_(\w)/g, (_, c: string) => c.toUpperCase()));
-  const details = { changes: Object.fromEntries(changed.map((c) => [apiName(c), { from: current[c], to: changes[c] }])) };
+  const apiName = Object.fromEntries(Object.entries(SETTINGS).map(([name, column]) => [column, name]));
+  const details = { changes: Object.fromEntries(changed.map((c) => [apiName[c], { from: current[c], to: changes[c] }])) };
   await record(trx, ctx, { action: 'organization.updated', resourceType: 'organization', resourceId: ctx.caller.orgId, details });
 }
 
@@ -182,12 +185,9 @@ export const updateOrganization = operation({
     return [{ field: 'requireTwoFactor', message: 'requireTwoFactor can be turned on once your own account uses two-factor authentication' }];
   },
   async run(ctx, input) {
-    const changes = {
-      ...(input.tracking === undefined ? {} : { tracking: input.tracking }),
-      ...(input.requireTwoFactor === undefined ? {} : { require_two_factor: input.requireTwoFactor }),
-      ...(input.retentionDays === undefined ? {} : { retention_days: input.retentionDays }),
-      ...(input.timezone === undefined ? {} : { time_zone: input.timezone }),
-    };
+    const changes = Object.fromEntries(
+      Object.entries(SETTINGS).flatMap(([name, column]) => (input[name as keyof typeof input] === undefined ? [] : [[column, input[name as keyof typeof input]]])),
+    );
     const row = await ctx.db.transaction(async (trx) => {
       await recordSettingsChange(trx, ctx, changes);
       const written = await writeOrganization(ctx, trx, changes);

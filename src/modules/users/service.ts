@@ -8,7 +8,7 @@ import { badRequest, conflict, forbidden } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import * as v from '../../lib/validation.js';
 import { listOf, operation } from '../../operation.js';
-import { checkPassword, hashPassword } from '../auth/passwords.js';
+import { hashPassword, passwordMatches } from '../auth/passwords.js';
 import { revokeTokensNow } from '../auth/service.js';
 import { newUserFields, toUserDto, USER_COLUMNS, type UserRow } from './dto.js';
 import { record, type AuditEntryInput } from '../audit/record.js';
@@ -208,8 +208,7 @@ export const changePassword = operation({
     if (!self && ctx.caller.role !== 'admin') throw forbidden();
     if (self) {
       const old = input.oldPassword ?? '';
-      const ok = Buffer.byteLength(old) <= 72 && (await checkPassword(old, user.password_hash));
-      if (!ok) throw badRequest('Old password is incorrect');
+      if (!(await passwordMatches(old, user.password_hash))) throw badRequest('Old password is incorrect');
     }
     const passwordHash = await hashPassword(input.newPassword, ctx.config.bcryptRounds);
     const row = await ctx.db.transaction(async (trx) => {
