@@ -6,6 +6,8 @@ import type { Logger } from 'pino';
 // at two decimals, and the API promises numbers.
 pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => Number(v));
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+// A time on the wall clock without a zone (a campaign's local send time) stays one: `2026-12-05T09:00:00`.
+pg.types.setTypeParser(pg.types.builtins.TIMESTAMP, (v) => v.replace(' ', 'T').slice(0, 19));
 
 export type Db = Knex;
 

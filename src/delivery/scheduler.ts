@@ -45,6 +45,8 @@ export interface Served {
   batches: number;
   /** Where the next turn of this work in this process starts looking for batches (after the last one claimed). */
   next?: number;
+  /** With no batch claimed: how long until the first batch that waits (for its recipients' sending hours or local time) comes due. */
+  waitMs?: number;
 }
 
 /** A turn as the dispatcher hands it to `serve`. */
@@ -234,6 +236,11 @@ export class Dispatcher {
       if (served.next !== undefined) this.cursors.set(cursor, served.next);
       if (!served.batches) {
         this.cursors.delete(cursor);
+        if (served.waitMs !== undefined) {
+          // Batches wait for their time: the row stays, not served again before then.
+          await run(this.deps.db, deferTurn, { campaignId: work.campaignId, channel: work.channel, waitMs: served.waitMs });
+          return;
+        }
         await run(this.deps.db, dropTurn, {
           campaignId: work.campaignId,
           channel: work.channel,

@@ -181,7 +181,7 @@ test('sms_rate 20: never more than 22 messages in any second at the gateway; the
   expect(progress).toMatchObject({ total: 200, canceled: 0, throttled: true, estimatedCompletionAt: expect.any(String) });
   expect(progress.sent + progress.failed + progress.pending).toBe(200);
   const final = (await api.get(`/campaigns/${campaignId}/progress`, { token: org.token })).body;
-  expect(final).toEqual({ total: 200, sent: 200, failed: 0, pending: 0, canceled: 0, throttled: false, sendRate: null, estimatedCompletionAt: null });
+  expect(final).toEqual({ total: 200, sent: 200, failed: 0, pending: 0, waiting: 0, nextOpeningAt: null, canceled: 0, throttled: false, sendRate: null, estimatedCompletionAt: null });
 
   // Its bulk work waited for the rate, in the metrics.
   expect(await metric('herald_send_rate_waits_total', { channel: 'sms', lane: 'bulk' })).toBeGreaterThan(waitsBefore);

@@ -1,4 +1,5 @@
 import { statement } from '../../db/statements.js';
+import { dueSql } from '../../lib/sending-hours.js';
 import { ANY_ENDPOINT, campaignEventDataSql, HANDED, logEventsSql, outboxWrites, WEBHOOK_ENDPOINTS, WOKEN, type HandedJson, type Woken } from '../outbox.js';
 import { allSucceededSql } from '../log-recipients.js';
 import { ANNOUNCED, announceCounted } from './progress.js';
@@ -35,7 +36,7 @@ interface ChunkKey extends CampaignChannelKey {
  * status is in no index, so claiming and settling a batch update it in place.
  */
 export const claimBatches = statement<
-  CampaignChannelKey & { leaseSeconds: number; unitCost: number; heldOnly: boolean; limit: number; from: number },
+  CampaignChannelKey & { leaseSeconds: number; unitCost: number; heldOnly: boolean; limit: number; from: number; now: Date },
   { needing: number; batch_no: number | null; extra: number; reserved: number; addresses: string }
 >(
   'herald_batches_claim',
@@ -44,6 +45,7 @@ export const claimBatches = statement<
      FROM campaign_batches b
      WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel AND b.batch_no >= :from
        AND (b.status = 'pending' OR (b.status = 'sending' AND b.claimed_at < now() - make_interval(secs => :leaseSeconds)))
+       AND (b.due_at IS NULL OR b.due_at <= :now::timestamptz)
        AND EXISTS (SELECT 1 FROM campaigns c WHERE c.organization_id = :orgId AND c.id = :campaignId AND c.status = 'active')
      ORDER BY b.batch_no
      LIMIT :limit
@@ -186,7 +188,7 @@ export const batchesPerChannel = statement<{ orgId: string; campaignId: string }
 
 /**
  * Per channel of each active campaign: its batch count (the chunk size follows from it) and the
- * batches still unsettled a lease after they were made (never claimed: their job was lost) or
+ * batches still unsettled a lease after they were made or came due (never claimed: their job was lost) or
  * claimed (by a worker that died), across organizations. Per active campaign: status is not
  * indexed, so never a scan of every campaign's batches.
  */
@@ -200,7 +202,7 @@ export const stalledBatches = statement<
    CROSS JOIN LATERAL (
      SELECT channel, count(*)::int AS batches,
             array_agg(batch_no ORDER BY batch_no) FILTER (
-              WHERE (status = 'pending' AND created_at < now() - make_interval(secs => :leaseSeconds))
+              WHERE (status = 'pending' AND coalesce(due_at, created_at) < now() - make_interval(secs => :leaseSeconds))
                  OR (status = 'sending' AND claimed_at < now() - make_interval(secs => :leaseSeconds))) AS stalled
      FROM campaign_batches WHERE organization_id = c.organization_id AND campaign_id = c.id
      GROUP BY channel) s
@@ -222,4 +224,116 @@ export const interruptedBatches = statement<
    JOIN campaign_batches b ON b.organization_id = c.organization_id AND b.campaign_id = c.id
    WHERE c.status = 'canceled' AND b.status = 'sending' AND b.claimed_at < now() - make_interval(secs => :leaseSeconds)
    LIMIT :limit`,
+);
+
+/** A claimed batch's recipients' contact zone: the zone of a contact with the address that has one, else the organization's. */
+const zoneOf = (byEmail: boolean) =>
+  `coalesce((SELECT c.time_zone FROM contacts c
+             WHERE c.organization_id = :orgId AND ${byEmail ? 'lower(c.email)' : 'c.phone'} = x.address AND c.time_zone IS NOT NULL LIMIT 1), :orgZone)`;
+
+interface DueKey extends CampaignChannelKey {
+  batchNos: number[];
+  /** The campaigns' clock. */
+  now: Date;
+  /** The organization's zone, for an address no contact with a zone has. */
+  orgZone: string;
+  /** The sending hours (`HH:MM-HH:MM`), null for any time. */
+  hours: string | null;
+  /** The local send time (wall clock), null for none. */
+  localAt: string | null;
+}
+
+/**
+ * Of claimed batches, the recipients not due yet (`lib/sending-hours.ts`): the batch, the
+ * recipient's position in it (from 1) and when it is due. Each address's zone is looked up in the
+ * channel's address index.
+ */
+const dueLater = (byEmail: boolean) =>
+  statement<DueKey, { batch_no: number; pos: number; due: Date }>(
+    `herald_batches_due_later_${byEmail ? 'email' : 'phone'}`,
+    `SELECT b.batch_no, x.pos::int AS pos, d.due
+     FROM campaign_batches b
+     CROSS JOIN LATERAL unnest(b.addresses) WITH ORDINALITY AS x(address, pos)
+     CROSS JOIN LATERAL (SELECT ${zoneOf(byEmail)} AS zone) z
+     ${dueSql({ zone: 'z.zone', now: ':now::timestamptz', hours: ':hours::text', localAt: ':localAt::timestamp' }, 'd')}
+     WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel AND b.batch_no = ANY(:batchNos::int[])
+       AND b.status = 'sending' AND d.due > :now::timestamptz`,
+  );
+export const dueLaterByPhone = dueLater(false);
+export const dueLaterByEmail = dueLater(true);
+
+/**
+ * Moves recipients of claimed batches (still `sending`) that are not due yet into new batches,
+ * `pending` until then: grouped by when they are due, at most 100 a batch, numbered after the
+ * channel's last. The batches they leave keep the rest (a batch left empty goes) and give up the
+ * credits of those moved, worked out to the cent per batch; the new batches share exactly that sum,
+ * in proportion to what each recipient held. Run after `lockCampaign` in the same transaction, so
+ * the numbers taken are the channel's last. Answers the batches left (`reserved`, what each holds
+ * now; `kept` false: it went).
+ */
+export const holdRecipients = statement<
+  CampaignChannelKey & { held: string },
+  { batch_no: number; reserved: number; kept: boolean }
+>(
+  'herald_batches_hold',
+  `WITH h AS (SELECT * FROM json_to_recordset(:held::json) AS t(batch_no int, pos int, due timestamptz)),
+   src AS (
+     SELECT b.batch_no, b.reserved, b.recipient_count, b.addresses FROM campaign_batches b
+     WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel
+       AND b.batch_no IN (SELECT DISTINCT batch_no FROM h) AND b.status = 'sending'),
+   moved AS (
+     SELECT h.batch_no, h.pos, h.due, s.addresses[h.pos] AS address, s.reserved / s.recipient_count AS share
+     FROM h JOIN src s ON s.batch_no = h.batch_no),
+   taken AS (
+     SELECT s.batch_no, s.reserved, round(s.reserved * count(*) / s.recipient_count, 2) AS given,
+            ARRAY(SELECT u.a FROM unnest(s.addresses) WITH ORDINALITY AS u(a, p)
+                  WHERE u.p NOT IN (SELECT m2.pos FROM moved m2 WHERE m2.batch_no = s.batch_no) ORDER BY u.p) AS kept
+     FROM src s JOIN moved m ON m.batch_no = s.batch_no
+     GROUP BY s.batch_no, s.reserved, s.recipient_count, s.addresses),
+   top AS (
+     SELECT coalesce(max(batch_no), 0) AS top FROM campaign_batches
+     WHERE organization_id = :orgId AND campaign_id = :campaignId AND channel = :channel),
+   chunked AS (
+     SELECT m.*, (row_number() OVER (PARTITION BY m.due ORDER BY m.batch_no, m.pos) - 1) / 100 AS chunk FROM moved m),
+   grouped AS (
+     SELECT top.top + dense_rank() OVER (ORDER BY c.due, c.chunk) AS batch_no, c.due, c.batch_no AS src_no, c.pos, c.address, c.share
+     FROM chunked c, top),
+   fresh AS (
+     SELECT g.batch_no, min(g.due) AS due, array_agg(g.address ORDER BY g.src_no, g.pos) AS addresses, sum(g.share) AS share
+     FROM grouped g GROUP BY g.batch_no),
+   shares AS (
+     SELECT f.*, sum(f.share) OVER (ORDER BY f.batch_no) AS upto, sum(f.share) OVER () AS whole, (SELECT sum(given) FROM taken) AS given
+     FROM fresh f),
+   inserted AS (
+     INSERT INTO campaign_batches (organization_id, campaign_id, channel, batch_no, addresses, recipient_count, reserved, due_at)
+     SELECT :orgId, :campaignId, :channel, s.batch_no, s.addresses, cardinality(s.addresses),
+            CASE WHEN s.whole > 0 THEN round(s.given * s.upto / s.whole, 2) - round(s.given * (s.upto - s.share) / s.whole, 2) ELSE 0 END,
+            s.due
+     FROM shares s),
+   emptied AS (
+     DELETE FROM campaign_batches b USING taken t
+     WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel AND b.batch_no = t.batch_no
+       AND cardinality(t.kept) = 0
+     RETURNING b.batch_no),
+   kept AS (
+     UPDATE campaign_batches b SET addresses = t.kept, recipient_count = cardinality(t.kept), reserved = t.reserved - t.given
+     FROM taken t
+     WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel AND b.batch_no = t.batch_no
+       AND cardinality(t.kept) > 0
+     RETURNING b.batch_no, b.reserved)
+   SELECT batch_no, reserved::float8 AS reserved, true AS kept FROM kept
+   UNION ALL SELECT batch_no, 0, false FROM emptied`,
+);
+
+/** Takes the campaign's row lock (as settling does), so that one worker at a time numbers new batches of it. */
+export const lockCampaign = statement<{ orgId: string; campaignId: string }>(
+  'herald_batches_lock_campaign',
+  'SELECT 1 FROM campaigns WHERE organization_id = :orgId AND id = :campaignId FOR NO KEY UPDATE',
+);
+
+/** When the first batch of a campaign's channel that waits comes due (null: none waits). */
+export const nextDue = statement<{ orgId: string; campaignId: string; channel: string; now: Date }, { due: Date | null }>(
+  'herald_batches_next_due',
+  `SELECT min(due_at) AS due FROM campaign_batches
+   WHERE organization_id = :orgId AND campaign_id = :campaignId AND channel = :channel AND status = 'pending' AND due_at > :now::timestamptz`,
 );

@@ -17,7 +17,12 @@ import { THROTTLED_FOR_MS } from '../../delivery/engine.js';
 import {
   batchesPerChannel,
   claimBatches,
+  dueLaterByEmail,
+  dueLaterByPhone,
   holdMore,
+  holdRecipients,
+  lockCampaign,
+  nextDue,
   interruptedBatches,
   renewBatchLease,
   settleBatches,
@@ -28,6 +33,7 @@ import { LogTarget, type Channel, type DeliveryResult, type OutboundMessage } fr
 import { countSettled } from '../../lib/metrics.js';
 import { TemplateRenderError } from '../../lib/templates.js';
 import { batchLogId } from './batch-log.js';
+import { clockNow } from './runs.js';
 import type { CampaignMessages, CampaignRow } from './dto.js';
 
 export interface BatchDeps {
@@ -35,6 +41,8 @@ export interface BatchDeps {
   db: Db;
   log: Logger;
   delivery: Delivery;
+  /** The campaigns' clock (`Deps.clock`), which sending hours and local send times are read on. */
+  clock?: () => Date;
 }
 
 /** A campaign's (or run's) channel: what a turn serves. */
@@ -89,11 +97,31 @@ export async function serveTurn(deps: BatchDeps, turn: Turn): Promise<Served> {
   const ref: CampaignChannel = { orgId: turn.orgId, campaignId: turn.campaignId, channel: turn.channel };
   const { db, config } = deps;
   // The campaign and its organization (whose name email comes from) in one read.
+  // A run keeps its campaign's sending hours; both follow their organization's unless they have their own.
   const row = (await db('campaigns as c')
     .join('organizations as o', 'o.id', 'c.organization_id')
+    .leftJoin('campaigns as p', (j) => j.on('p.organization_id', 'c.organization_id').andOn('p.id', 'c.parent_id'))
     .where({ 'c.organization_id': ref.orgId, 'c.id': ref.campaignId })
-    .first('o.name', 'o.email_from_name', 'c.status', 'c.messages', 'c.created_by', 'c.name as campaign_name', 'c.recipient_type')) as
-    | (SenderRow & Pick<CampaignRow, 'status' | 'messages' | 'created_by' | 'recipient_type'> & { campaign_name: string })
+    .first(
+      'o.name',
+      'o.email_from_name',
+      'o.time_zone',
+      'c.status',
+      'c.messages',
+      'c.created_by',
+      'c.name as campaign_name',
+      'c.recipient_type',
+      'c.type',
+      'c.local_send_at',
+      db.raw('coalesce(c.sending_hours, p.sending_hours, o.sending_hours) AS sending_hours'),
+    )) as
+    | (SenderRow &
+        Pick<CampaignRow, 'status' | 'messages' | 'created_by' | 'recipient_type' | 'type'> & {
+          campaign_name: string;
+          time_zone: string;
+          local_send_at: string | null;
+          sending_hours: string | null;
+        })
     | undefined;
   const content = row?.messages[ref.channel];
   if (!row || row.status !== 'active' || !content) return { batches: 0 };
@@ -109,15 +137,28 @@ export async function serveTurn(deps: BatchDeps, turn: Turn): Promise<Served> {
   const sharedLog = logTextOf('error' in shared ? content.content : shared.body, 'error' in shared ? 0 : personaliser.costOf(shared.body));
 
   const from = turn.from ?? 0;
-  const { claimed, short } = await claim(db, ref, sharedLog.unit, config.campaignLeaseSeconds, turn.maxBatches, from);
+  const now = clockNow(deps);
+  const lease = { seconds: config.campaignLeaseSeconds, now };
+  let { claimed, short } = await claim(db, ref, sharedLog.unit, lease, turn.maxBatches, from);
   let unpaid: Claimed[] = [];
   if (short) {
     // The balance no longer covers the batches that need more than they hold: they fail, uncharged
     // (credits held by a batch taken over are given back). Claimed at no cost, they move no credits.
-    unpaid = (await claim(db, ref, 0, config.campaignLeaseSeconds, turn.maxBatches, from)).claimed;
+    unpaid = (await claim(db, ref, 0, lease, turn.maxBatches, from)).claimed;
     if (unpaid.length) await settle(db, ref, row.created_by, unpaid.map((batch) => unsent(batch, sharedLog, INSUFFICIENT)), []);
   }
+  if (!claimed.length && !unpaid.length) {
+    // Nothing due: the work waits for the first batch that comes due, if any.
+    const [first] = await run(db, nextDue, { ...keyOf(ref), now });
+    return first?.due ? { batches: 0, waitMs: Math.max(0, first.due.getTime() - now.getTime()) } : { batches: 0 };
+  }
   if (!claimed.length) return { batches: unpaid.length, next: nextOf(unpaid, from) };
+  const timing = timingOf(row, now);
+  if (timing) {
+    const sendable = await holdUntilDue(db, ref, claimed, timing);
+    if (!sendable.length) return { batches: claimed.length + unpaid.length, next: nextOf([...claimed, ...unpaid], from) };
+    claimed = sendable;
+  }
 
   let prepared: Prepared[];
   if ('error' in shared) prepared = claimed.map((batch) => unsent(batch, sharedLog, shared.error));
@@ -159,6 +200,50 @@ export async function serveTurn(deps: BatchDeps, turn: Turn): Promise<Served> {
   await settle(db, ref, row.created_by, prepared, results);
   await deps.delivery.bounced(ref.orgId, bouncesOf(targets, results));
   return { batches: claimed.length + unpaid.length, next: nextOf([...claimed, ...unpaid], from) };
+}
+
+/** When a campaign's recipients may be sent: its sending hours, its local send time, in the organization's zone for those with none. */
+interface Timing {
+  now: Date;
+  orgZone: string;
+  hours: string | null;
+  localAt: string | null;
+}
+
+/**
+ * A campaign's timing, or null when every recipient is due at once: no sending hours and no local
+ * send time, or an automated campaign (its messages are transactional: they answer a contact's own
+ * action, at any hour).
+ */
+function timingOf(row: { type: string; time_zone: string; sending_hours: string | null; local_send_at: string | null }, now: Date): Timing | null {
+  if (row.type === 'automated' || (!row.sending_hours && !row.local_send_at)) return null;
+  return { now, orgZone: row.time_zone, hours: row.sending_hours, localAt: row.local_send_at };
+}
+
+/**
+ * Holds claimed batches to their recipients' times (`lib/sending-hours.ts`): recipients not due yet
+ * are moved into batches due when they are, with the credits they hold; answers the claimed batches
+ * as they are left, to send now. Reading who is due is one statement, and usually finds nobody; the
+ * move is one more, in a transaction under the campaign's row lock.
+ */
+async function holdUntilDue(db: Db, ref: CampaignChannel, claimed: Claimed[], timing: Timing): Promise<Claimed[]> {
+  const due = ref.channel === 'email' ? dueLaterByEmail : dueLaterByPhone;
+  const later = await run(db, due, { ...keyOf(ref), batchNos: claimed.map((b) => b.batch_no), ...timing });
+  if (!later.length) return claimed;
+  const left = await db.transaction(async (trx) => {
+    await run(trx, lockCampaign, { orgId: ref.orgId, campaignId: ref.campaignId });
+    return run(trx, holdRecipients, { ...keyOf(ref), held: JSON.stringify(later) });
+  });
+  const moved = new Map<number, Set<number>>();
+  for (const r of later) moved.set(r.batch_no, (moved.get(r.batch_no) ?? new Set()).add(r.pos));
+  const after = new Map(left.map((r) => [r.batch_no, r]));
+  return claimed.flatMap((batch) => {
+    const positions = moved.get(batch.batch_no);
+    if (!positions) return [batch];
+    const kept = after.get(batch.batch_no);
+    if (!kept?.kept) return [];
+    return [{ ...batch, reserved: Number(kept.reserved), addresses: batch.addresses.filter((_, i) => !positions.has(i + 1)) }];
+  });
 }
 
 /** Where the next turn looks for batches: after the last one claimed. */
@@ -274,17 +359,23 @@ async function claim(
   db: Db,
   ref: CampaignChannel,
   unitCost: number,
-  leaseSeconds: number,
+  lease: Lease,
   limit: number,
   from: number,
 ): Promise<{ claimed: Claimed[]; short: boolean }> {
-  const found = await claimFrom(db, ref, unitCost, leaseSeconds, limit, from);
+  const found = await claimFrom(db, ref, unitCost, lease, limit, from);
   // Nothing after `from`: batches before it may have been left by a worker that died.
-  return from > 0 && !found.claimed.length && !found.short ? claimFrom(db, ref, unitCost, leaseSeconds, limit, 0) : found;
+  return from > 0 && !found.claimed.length && !found.short ? claimFrom(db, ref, unitCost, lease, limit, 0) : found;
 }
 
-async function claimFrom(db: Db, ref: CampaignChannel, unitCost: number, leaseSeconds: number, limit: number, from: number): Promise<{ claimed: Claimed[]; short: boolean }> {
-  const key = { ...keyOf(ref), leaseSeconds, unitCost, limit, from };
+/** A claim's lease, and the campaigns' clock that says which batches are due. */
+interface Lease {
+  seconds: number;
+  now: Date;
+}
+
+async function claimFrom(db: Db, ref: CampaignChannel, unitCost: number, lease: Lease, limit: number, from: number): Promise<{ claimed: Claimed[]; short: boolean }> {
+  const key = { ...keyOf(ref), leaseSeconds: lease.seconds, now: lease.now, unitCost, limit, from };
   const held = await run(db, claimBatches, { ...key, heldOnly: true });
   const rows = held.filter((r) => r.batch_no !== null);
   let short = false;
@@ -395,7 +486,11 @@ export async function sendNow(deps: BatchDeps, campaign: Pick<CampaignRow, 'orga
       slow.push(work);
       continue;
     }
-    while ((await serveTurn(deps, { ...work, maxBatches: 64, park, throttledForMs: THROTTLED_FOR_MS.transactional })).batches > 0);
+    let served: Served;
+    do served = await serveTurn(deps, { ...work, maxBatches: 64, park, throttledForMs: THROTTLED_FOR_MS.transactional });
+    while (served.batches > 0);
+    // Recipients that wait for their time are left to the workers.
+    if (served.waitMs !== undefined) slow.push(work);
   }
   await enqueue(deps.db, slow);
 }

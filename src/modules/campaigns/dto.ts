@@ -29,6 +29,10 @@ export interface CampaignRow {
   manual_recipients: string[];
   messages: CampaignMessages;
   schedule_date: Date | null;
+  /** Its own sending hours (`HH:MM-HH:MM`); null: its organization's. */
+  sending_hours: string | null;
+  /** Sent to each recipient at this wall-clock time in their zone (`2026-12-05T09:00:00`); null: at once. */
+  local_send_at: string | null;
   sent: number;
   delivered: number;
   failed: number;
@@ -88,6 +92,8 @@ export interface CampaignDto {
   manualRecipients: string[];
   messages: CampaignMessages;
   scheduleDate: string | null;
+  localSendAt: string | null;
+  sendingHours: string | null;
   recurrence: RecurrenceDto | null;
   trigger: { event: TriggerEvent; groupId: string | null } | null;
   delay: string | null;
@@ -164,6 +170,8 @@ export const toCampaignDto = (row: CampaignRow): CampaignDto => ({
   manualRecipients: row.manual_recipients,
   messages: row.messages,
   scheduleDate: row.schedule_date ? row.schedule_date.toISOString() : null,
+  localSendAt: row.local_send_at,
+  sendingHours: row.sending_hours,
   recurrence: recurrenceOf(row),
   trigger: row.trigger_event ? { event: row.trigger_event, groupId: row.trigger_group_id } : null,
   delay: row.trigger_event ? row.trigger_delay : null,
@@ -200,6 +208,8 @@ export const campaignDetail = (c: CampaignDto) => ({
   manualRecipients: c.manualRecipients,
   messages: c.messages,
   scheduleDate: c.scheduleDate,
+  localSendAt: c.localSendAt,
+  sendingHours: c.sendingHours,
   ...(c.recurrence ? { recurrence: c.recurrence } : {}),
   ...(c.trigger ? { trigger: c.trigger, delay: c.delay } : {}),
   analytics: c.analytics,

@@ -45,7 +45,7 @@ export const resolvers: Resolvers = {
     createCampaign: (_, { input }, ctx) =>
       campaigns.create(ctx, { ...compact(input), recipients: compact(input.recipients), messages: messagesInput(input.messages), ...typeInput(input) }, {}),
     updateCampaign: (_, { id, input }, ctx) =>
-      campaigns.update(ctx, { ...compact(input), ...(input.messages ? { messages: messagesInput(input.messages) } : {}), ...typeInput(input) }, { id }),
+      campaigns.update(ctx, { ...compact(input, ['sendingHours', 'localSendAt']), ...(input.messages ? { messages: messagesInput(input.messages) } : {}), ...typeInput(input) }, { id }),
     launchCampaign: (_, { id }, ctx) => campaigns.launch(ctx, undefined, { id }),
     cancelCampaign: (_, { id }, ctx) => campaigns.cancel(ctx, undefined, { id }),
     testCampaign: (_, { id, to }, ctx) => dryRun.test(ctx, { to }, { id }),

@@ -23,6 +23,7 @@ import { checkRecurrence, nextOccurrence, type Recurrence } from '../../lib/recu
 import { Duration } from 'luxon';
 import { record, type AuditEntryInput } from '../audit/record.js';
 import { sendingOf } from './sending.js';
+import { firstComing, lastComing, localDateTime, sendingHours } from '../../lib/sending-hours.js';
 
 const READ = { role: 'any', apiKeys: true } as const;
 const WRITE = { role: 'admin', apiKeys: true } as const;
@@ -63,6 +64,8 @@ const createInput = z
       .optional(),
     messages: messagesSchema,
     scheduleDate: scheduleDate.optional(),
+    localSendAt: localDateTime().optional(),
+    sendingHours: sendingHours().optional(),
     recurrence: recurrence.optional(),
     trigger: trigger.optional(),
     delay: delay.optional(),
@@ -71,10 +74,13 @@ const createInput = z
     for (const c of withoutMessage(input.channels, input.messages)) zctx.addIssue({ code: 'custom', path: ['messages', c], message: needsMessage(c) });
   }, v.whenPassed('channels', 'messages'))
   .superRefine((input, zctx) => {
-    for (const problem of typeProblems(input.type, input)) zctx.addIssue({ code: 'custom', path: [problem.field], message: problem.message });
-  }, v.whenPassed('type', 'recurrence', 'trigger', 'delay', 'recipients', 'scheduleDate'));
+    // The message is given without its field, which the validation error puts before it.
+    for (const problem of typeProblems(input.type, input)) {
+      zctx.addIssue({ code: 'custom', path: problem.field.split('.'), message: problem.message.replace(new RegExp(`^${problem.field.replace('.', '\\.')} `), '') });
+    }
+  }, v.whenPassed('type', 'recurrence', 'trigger', 'delay', 'recipients', 'scheduleDate', 'localSendAt'));
 
-type TypeFields = { scheduleDate?: string | null; recurrence?: unknown; trigger?: { event: TriggerEvent; groupId?: string | null }; delay?: string; recipients?: object };
+type TypeFields = { scheduleDate?: string | null; localSendAt?: string | null; recurrence?: unknown; trigger?: { event: TriggerEvent; groupId?: string | null }; delay?: string; recipients?: object };
 
 /** What a campaign of `type` must and must not carry (the type's own fields; an automated campaign's trigger chooses its contacts). */
 function typeProblems(type: string, input: TypeFields): FieldProblem[] {
@@ -85,6 +91,8 @@ function typeProblems(type: string, input: TypeFields): FieldProblem[] {
   if (type === 'automated' && !input.trigger) problems.push({ field: 'trigger', message: 'trigger is required for an automated campaign' });
   if (type !== 'automated' && input.trigger) only('trigger', 'automated');
   if (type !== 'automated' && input.delay !== undefined) only('delay', 'automated');
+  if ((type === 'automated' || type === 'recurring') && input.localSendAt) only('localSendAt', 'broadcast and targeted');
+  if (input.localSendAt && input.scheduleDate) problems.push({ field: 'localSendAt', message: 'localSendAt and scheduleDate cannot both be given: a local send time sets the start itself' });
   if (type === 'automated' && input.scheduleDate) problems.push({ field: 'scheduleDate', message: 'scheduleDate is not for automated campaigns: they answer their trigger from launch' });
   if (input.trigger) {
     const needsGroup = input.trigger.event === 'contact.added_to_group';
@@ -106,6 +114,18 @@ function checkedRecurrence(ctx: AuthedContext, given: Recurrence | undefined): {
   return { problems: [{ field, message: `recurrence.${checked.problem}` }] };
 }
 
+/** A local send time that has already passed in every zone (it last comes at UTC-12). */
+function passedLocalTime(ctx: AuthedContext, localSendAt: string | null | undefined): FieldProblem[] {
+  if (!localSendAt || lastComing(localSendAt) > clockNow(ctx)) return [];
+  return [{ field: 'localSendAt', message: 'localSendAt has passed in every time zone' }];
+}
+
+/**
+ * The start of a campaign with a local send time: when that time first comes anywhere (UTC+14); each
+ * recipient then waits for it in their own zone.
+ */
+const startOfLocal = (localSendAt: string) => firstComing(localSendAt).toISOString();
+
 /** The stored delay: the ISO duration as luxon writes it (`PT0S` when none). */
 const storedDelay = (given: string | undefined) => Duration.fromISO(given ?? 'PT0S').toISO() ?? 'PT0S';
 
@@ -113,6 +133,8 @@ const updateInput = z.strictObject({
   name: v.name().optional(),
   messages: messagesSchema.optional(),
   scheduleDate: scheduleDate.optional(),
+  localSendAt: localDateTime().optional(),
+  sendingHours: sendingHours().optional(),
   recurrence: recurrence.optional(),
   trigger: trigger.optional(),
   delay: delay.optional(),
@@ -238,6 +260,7 @@ export const create = operation({
       ...(input.messages ? (await resolveMessages(ctx.db, ctx.caller.orgId, input.messages)).problems : []),
       ...(input.recurrence?.rule && input.recurrence.timezone ? checkedRecurrence(ctx, input.recurrence as Recurrence).problems : []),
       ...(input.trigger?.groupId ? await checkOwned(ctx, 'groups', 'trigger.groupId', [input.trigger.groupId]) : []),
+      ...passedLocalTime(ctx, input.localSendAt),
     ];
   },
   async run(ctx, input) {
@@ -261,7 +284,9 @@ export const create = operation({
         selected_groups: groups,
         manual_recipients: manual,
         messages: JSON.stringify(messages),
-        schedule_date: input.scheduleDate ?? null,
+        schedule_date: input.localSendAt ? startOfLocal(input.localSendAt) : (input.scheduleDate ?? null),
+        local_send_at: input.localSendAt ?? null,
+        sending_hours: input.sendingHours ?? null,
         recurrence: input.recurrence ? JSON.stringify(checkedRecurrence(ctx, input.recurrence).recurrence) : null,
         trigger_event: input.trigger?.event ?? null,
         trigger_group_id: input.trigger?.groupId ?? null,
@@ -288,7 +313,8 @@ export const update = operation({
       const typed = input.recurrence !== undefined || input.trigger !== undefined || input.delay !== undefined;
       if (typed && current.status !== 'draft') throw conflict(`Only draft campaigns can change their recurrence, trigger or delay; this one is ${current.status}`);
       const problems = [
-        ...typeProblems(current.type, { recurrence: input.recurrence, trigger: input.trigger, delay: input.delay }),
+        ...typeProblems(current.type, { recurrence: input.recurrence, trigger: input.trigger, delay: input.delay, localSendAt: input.localSendAt, scheduleDate: input.scheduleDate }),
+        ...passedLocalTime(ctx, input.localSendAt),
         ...checkedRecurrence(ctx, input.recurrence).problems,
         ...(input.trigger?.groupId ? await checkOwned(ctx, 'groups', 'trigger.groupId', [input.trigger.groupId]) : []),
       ];
@@ -306,7 +332,13 @@ export const update = operation({
         .update({
           name: input.name,
           messages: messages ? JSON.stringify(messages) : undefined,
-          schedule_date: input.scheduleDate,
+          // One of the two sets the start, and the other gives way.
+          ...(input.localSendAt !== undefined && {
+            local_send_at: input.localSendAt,
+            schedule_date: input.localSendAt ? startOfLocal(input.localSendAt) : (input.scheduleDate ?? null),
+          }),
+          ...(input.localSendAt === undefined && input.scheduleDate !== undefined && { schedule_date: input.scheduleDate, local_send_at: null }),
+          sending_hours: input.sendingHours,
           recurrence: input.recurrence ? JSON.stringify(checkedRecurrence(ctx, input.recurrence).recurrence) : undefined,
           trigger_event: input.trigger?.event,
           trigger_group_id: input.trigger ? (input.trigger.groupId ?? null) : undefined,
@@ -314,7 +346,7 @@ export const update = operation({
           updated_at: nowMs(ctx.db),
         })
         .returning('*');
-      if (current.status === 'scheduled' && input.scheduleDate !== undefined) {
+      if (current.status === 'scheduled' && (input.scheduleDate !== undefined || input.localSendAt !== undefined)) {
         // A new date moves the start job; a date now past (or none) starts it at once.
         await ctx.queue.add(startJob(row as CampaignRow));
       }
@@ -472,7 +504,7 @@ export const progressOf = operation({
   },
 });
 
-type Progress = { total: number; sent: number; failed: number; pending: number; canceled: number };
+type Progress = { total: number; sent: number; failed: number; pending: number; waiting: number; nextOpeningAt: string | null; canceled: number };
 
 /**
  * Recipients by state. A recurring or automated campaign's recipients are its runs'. A one-off
@@ -482,7 +514,16 @@ type Progress = { total: number; sent: number; failed: number; pending: number; 
 async function progress(ctx: AuthedContext, campaignId: string, resends: boolean): Promise<Progress> {
   if (resends) {
     const [own, runs] = await Promise.all([batchCounts(ctx, campaignId, false), batchCounts(ctx, campaignId, true)]);
-    return { total: own.total, sent: own.sent + runs.sent, failed: own.failed - runs.sent - runs.pending, pending: own.pending + runs.pending, canceled: own.canceled };
+    const openings = [own.nextOpeningAt, runs.nextOpeningAt].filter((at): at is string => at !== null).sort();
+    return {
+      total: own.total,
+      sent: own.sent + runs.sent,
+      failed: own.failed - runs.sent - runs.pending,
+      pending: own.pending + runs.pending,
+      waiting: own.waiting + runs.waiting,
+      nextOpeningAt: openings[0] ?? null,
+      canceled: own.canceled,
+    };
   }
   return batchCounts(ctx, campaignId, null);
 }
@@ -492,7 +533,9 @@ async function batchCounts(ctx: AuthedContext, campaignId: string, runs: boolean
   const own = runs === true ? '' : 'SELECT ?::uuid';
   const children = runs === false ? '' : 'SELECT c.id FROM campaigns c WHERE c.organization_id = ? AND c.parent_id = ?::uuid';
   const bindings = [...(own ? [campaignId] : []), ...(children ? [ctx.caller.orgId, campaignId] : [])];
-  const row = await tenant(ctx.db, ctx.caller.orgId)
+  // Waiting: in batches due later on the campaigns' clock (their recipients' sending hours or local time).
+  const now = clockNow(ctx);
+  const row = (await tenant(ctx.db, ctx.caller.orgId)
     .scoped('campaign_batches')
     .whereRaw(`campaign_batches.campaign_id = ANY(ARRAY(${[own, children].filter(Boolean).join(' UNION ALL ')}))`, bindings)
     .first(
@@ -500,7 +543,10 @@ async function batchCounts(ctx: AuthedContext, campaignId: string, runs: boolean
       ctx.db.raw('coalesce(sum(sent), 0)::int AS sent'),
       ctx.db.raw('coalesce(sum(failed), 0)::int AS failed'),
       ctx.db.raw(`coalesce(sum(recipient_count) FILTER (WHERE status IN ('pending', 'sending')), 0)::int AS pending`),
+      ctx.db.raw(`coalesce(sum(recipient_count) FILTER (WHERE status = 'pending' AND due_at > ?), 0)::int AS waiting`, [now]),
+      ctx.db.raw(`min(due_at) FILTER (WHERE status = 'pending' AND due_at > ?) AS next_opening_at`, [now]),
       ctx.db.raw(`coalesce(sum(recipient_count) FILTER (WHERE status = 'canceled'), 0)::int AS canceled`),
-    );
-  return row as Progress;
+    )) as Omit<Progress, 'nextOpeningAt'> & { next_opening_at: Date | null };
+  const { next_opening_at, ...counts } = row;
+  return { ...counts, nextOpeningAt: next_opening_at?.toISOString() ?? null };
 }

@@ -13,6 +13,8 @@ export interface OrganizationRow {
   require_two_factor: boolean;
   retention_days: number;
   time_zone: string;
+  /** When campaigns may reach a recipient (`HH:MM-HH:MM` in their zone); null: any time. */
+  sending_hours: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -82,6 +84,8 @@ export interface OrganizationDto extends OrganizationSummary {
   retentionDays: number;
   /** Its time zone (IANA): its contacts' unless they have their own. */
   timezone: string;
+  /** When campaigns may reach a recipient, in their zone (`HH:MM-HH:MM`); null: any time. */
+  sendingHours: string | null;
   /** Its closing while one is scheduled or under way, else null. */
   closure: ClosureDto | null;
   credentials: CredentialsDto;

@@ -9,7 +9,7 @@ export const resolvers: Resolvers = {
   },
   Mutation: {
     updateCredentials: (_, { input }, ctx) => organizations.updateCredentials(ctx, compact(input, ['sms_rate', 'email_rate', 'whatsapp_rate']), {}),
-    updateOrganization: (_, { input }, ctx) => organizations.updateOrganization(ctx, compact(input), {}),
+    updateOrganization: (_, { input }, ctx) => organizations.updateOrganization(ctx, compact(input, ['sendingHours']), {}),
   },
   Organization: {
     // The platform's mode, known without reading the organization.
@@ -23,6 +23,7 @@ export const resolvers: Resolvers = {
     // Read alone: the console's banner asks on every page, and needs nothing else of the organization.
     closure: (org, _, ctx) => (org.closure !== undefined ? org.closure : closure.current(ctx, undefined, {})),
     timezone: async (org, _, ctx) => org.timezone ?? (await organizations.current(ctx, undefined, {})).timezone,
+    sendingHours: async (org, _, ctx) => (org.sendingHours !== undefined ? org.sendingHours : (await organizations.current(ctx, undefined, {})).sendingHours),
     retentionDays: async (org, _, ctx) => org.retentionDays ?? (await organizations.current(ctx, undefined, {})).retentionDays,
     createdAt: async (org, _, ctx) => org.createdAt ?? (await organizations.current(ctx, undefined, {})).createdAt,
     updatedAt: async (org, _, ctx) => org.updatedAt ?? (await organizations.current(ctx, undefined, {})).updatedAt,

@@ -19,6 +19,7 @@ import { toSummary, type OrganizationDto, type OrganizationRow } from './dto.js'
 import { organizationRows } from './queries.js';
 import { record } from '../audit/record.js';
 import { closingOf } from '../closure/service.js';
+import { sendingHours } from '../../lib/sending-hours.js';
 
 /**
  * The organization as `role` may see it: the SMS report URL, a credential of its own, is an admin's
@@ -35,6 +36,7 @@ async function toOrganizationDto(ctx: AuthedContext, row: OrganizationRow, db: K
     requireTwoFactor: row.require_two_factor,
     retentionDays: row.retention_days,
     timezone: row.time_zone,
+    sendingHours: row.sending_hours,
     closure: await closingOf(db, row.id),
     credentials: showCredentials(config, await legacyCredentials(db, config, row.id), row.id, role),
     createdAt: row.created_at.toISOString(),
@@ -136,7 +138,13 @@ async function recordCredentialsChange(trx: Knex.Transaction, ctx: AuthedContext
 }
 
 /** The organization's settings: each one's API name and its column of `organizations`. */
-const SETTINGS = { tracking: 'tracking', requireTwoFactor: 'require_two_factor', retentionDays: 'retention_days', timezone: 'time_zone' } as const;
+const SETTINGS = {
+  tracking: 'tracking',
+  requireTwoFactor: 'require_two_factor',
+  retentionDays: 'retention_days',
+  timezone: 'time_zone',
+  sendingHours: 'sending_hours',
+} as const;
 
 /**
  * The audit entry of a change of the organization's settings (columns of `organizations`), with
@@ -157,7 +165,7 @@ async function recordSettingsChange(trx: Knex.Transaction, ctx: AuthedContext, c
 async function writeOrganization(
   ctx: AuthedContext,
   trx: Knex.Transaction,
-  changes: Partial<Pick<OrganizationRow, 'tracking' | 'require_two_factor' | 'retention_days' | 'time_zone'>>,
+  changes: Partial<Pick<OrganizationRow, 'tracking' | 'require_two_factor' | 'retention_days' | 'time_zone' | 'sending_hours'>>,
 ): Promise<OrganizationRow> {
   const [updated] = await trx('organizations')
     .where({ id: ctx.caller.orgId })
@@ -166,7 +174,7 @@ async function writeOrganization(
   return { ...updated, credits: await credits.balance(trx, ctx.caller.orgId) } as OrganizationRow;
 }
 
-/** `PUT /organizations/current`: the organization's settings (`tracking`, `requireTwoFactor`, `retentionDays`, `timezone`). Admins, by JWT. */
+/** `PUT /organizations/current`: the organization's settings (`tracking`, `requireTwoFactor`, `retentionDays`, `timezone`, `sendingHours`). Admins, by JWT. */
 export const updateOrganization = operation({
   access: { role: 'admin', apiKeys: false },
   input: z.strictObject({
@@ -178,6 +186,8 @@ export const updateOrganization = operation({
     retentionDays: z.number().int().min(30).max(3650).optional(),
     // The zone of its contacts that have none of their own (see lib/time-zones.ts).
     timezone: timeZone().optional(),
+    // When campaigns may reach a recipient, in their zone (see lib/sending-hours.ts).
+    sendingHours: sendingHours().optional(),
   }),
   // Requiring it without having it would leave the admin with a session that may only enrol.
   async check(ctx, input) {
