@@ -70,3 +70,12 @@ export function dueSql(p: { zone: string; now: string; hours: string; localAt: s
          WHEN ${w}.s < ${w}.e AND ${w}.wall::time >= ${w}.e THEN ((${w}.wall::date + 1) + ${w}.s) AT TIME ZONE ${p.zone}
          ELSE (${w}.wall::date + ${w}.s) AT TIME ZONE ${p.zone} END AS due) ${alias}`;
 }
+
+/**
+ * SQL for a recipient's zone: that of a contact of the organization `orgId` with the address (the
+ * channel's address index: the phone number, or the lower-cased email) that has one, else the
+ * organization's `orgZone`. Each argument is an SQL expression.
+ */
+export const recipientZoneSql = (byEmail: boolean, p: { address: string; orgId: string; orgZone: string }) =>
+  `coalesce((SELECT c.time_zone FROM contacts c
+             WHERE c.organization_id = ${p.orgId} AND ${byEmail ? 'lower(c.email)' : 'c.phone'} = ${p.address} AND c.time_zone IS NOT NULL LIMIT 1), ${p.orgZone})`;

@@ -7,7 +7,7 @@ let herald: Herald, api: Client;
 beforeAll(async () => ({ herald, api } = await heraldWithClient()));
 afterAll(() => herald?.stop());
 
-const ORG_KEYS = ['_id', 'closure', 'country', 'createdAt', 'credentials', 'credits', 'deliveryMode', 'emailFromName', 'name', 'requireTwoFactor', 'retentionDays', 'sector', 'sendingHours', 'timezone', 'tracking', 'updatedAt'];
+const ORG_KEYS = ['_id', 'closure', 'country', 'createdAt', 'credentials', 'credits', 'deliveryMode', 'emailFromName', 'frequencyCaps', 'name', 'requireTwoFactor', 'retentionDays', 'sector', 'sendingHours', 'timezone', 'tracking', 'updatedAt'];
 const CREDENTIAL_KEYS = [
   'email_from',
   'email_host',

@@ -294,7 +294,7 @@ describe('preview and estimate, both doors', () => {
     expect(rest.body).toEqual({
       contactId: rose._id,
       messages: [
-        { channel: 'sms', recipient: rose.phone, subject: null, text: 'Hi Rose, you have 120 points', html: false, segments: 1, encoding: 'GSM-7', cost: herald.deps.config.costs.smsSegment, error: null },
+        { channel: 'sms', recipient: rose.phone, subject: null, text: 'Hi Rose, you have 120 points', html: false, segments: 1, encoding: 'GSM-7', cost: herald.deps.config.costs.smsSegment, error: null, sendsAt: null },
       ],
     });
     const first = await api.post(`/campaigns/${id}/preview`, {}, { token: org.token });
@@ -303,7 +303,7 @@ describe('preview and estimate, both doors', () => {
     const gql = await api.gql(
       `query($id: ID!, $contactId: ID) {
          campaignPreview(id: $id, contactId: $contactId) { contactId messages { channel recipient text segments cost error } }
-         campaignEstimate(id: $id) { recipients suppressed cost balance channels { channel recipients unitCost cost suppressed { unsubscribed listed } } }
+         campaignEstimate(id: $id) { recipients suppressed capped waiting nextOpeningAt cost balance channels { channel recipients unitCost cost suppressed { unsubscribed listed } capped zones { timezone } } }
        }`,
       { id, contactId: rose._id },
       { token: org.token },
@@ -313,9 +313,22 @@ describe('preview and estimate, both doors', () => {
     expect(gql.body.data.campaignEstimate).toEqual({
       recipients: 1,
       suppressed: 0,
+      capped: 0,
+      waiting: 0,
+      nextOpeningAt: null,
       cost: herald.deps.config.costs.smsSegment,
       balance: await credits(org),
-      channels: [{ channel: 'sms', recipients: 1, unitCost: herald.deps.config.costs.smsSegment, cost: herald.deps.config.costs.smsSegment, suppressed: { unsubscribed: 0, listed: 0 } }],
+      channels: [
+        {
+          channel: 'sms',
+          recipients: 1,
+          unitCost: herald.deps.config.costs.smsSegment,
+          cost: herald.deps.config.costs.smsSegment,
+          suppressed: { unsubscribed: 0, listed: 0 },
+          capped: 0,
+          zones: [],
+        },
+      ],
     });
     const restEstimate = await api.get(`/campaigns/${id}/estimate`, { token: org.token });
     expect(restEstimate.body).toEqual(gql.body.data.campaignEstimate);

@@ -53,7 +53,7 @@ describe('create, read, update', () => {
       selectedGroup: null,
       messages: sms,
       scheduleDate: null,
-      analytics: { sent: 0, delivered: 0, failed: 0, opened: 0, clicked: 0, bounced: 0, complained: 0, suppressed: 0 },
+      analytics: { sent: 0, delivered: 0, failed: 0, opened: 0, clicked: 0, bounced: 0, complained: 0, suppressed: 0, capped: 0 },
       organization: org.orgId,
       createdBy: org.user._id,
     });
@@ -183,7 +183,7 @@ describe('launch', () => {
     expect(res.body).toEqual({
       _id: c._id,
       status: 'completed',
-      analytics: { sent: 4, delivered: 0, failed: 1, opened: 0, clicked: 0, bounced: 0, complained: 0, suppressed: 0 },
+      analytics: { sent: 4, delivered: 0, failed: 1, opened: 0, clicked: 0, bounced: 0, complained: 0, suppressed: 0, capped: 0 },
       updatedAt: expect.stringMatching(ISO_MS),
     });
     const after = (await api.get('/organizations/current', { token: org.token })).body.credits;

@@ -121,7 +121,19 @@ describe('sending', () => {
     // On 8 March 2026 New York's clocks go forward: 09:00 there is 13:00Z, not 14:00Z. Auckland's
     // 09:00 on the 8th is 20:00Z on the 7th.
     setClock('2026-03-07T19:00:00.000Z');
-    const c = await launched(org, { localSendAt: '2026-03-08T09:00' });
+    const c = await ok(api.post('/campaigns', { name: 'Nine', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'Hi {{ contact.name }}' } }, localSendAt: '2026-03-08T09:00' }, auth(org)), 201);
+    // The estimate and the preview tell it beforehand, zone by zone.
+    const estimate = await ok(api.get(`/campaigns/${c._id}/estimate`, auth(org)));
+    expect(estimate).toMatchObject({ recipients: 3, waiting: 3, nextOpeningAt: '2026-03-07T20:00:00.000Z' });
+    expect(estimate.channels[0].zones).toEqual([
+      { timezone: 'Pacific/Auckland', recipients: 1, sendsAt: '2026-03-07T20:00:00.000Z' },
+      { timezone: 'Africa/Nairobi', recipients: 1, sendsAt: '2026-03-08T06:00:00.000Z' },
+      { timezone: 'America/New_York', recipients: 1, sendsAt: '2026-03-08T13:00:00.000Z' },
+    ]);
+    const [nate] = (await ok(api.get('/contacts?search=Nate', auth(org)))) as any[];
+    const preview = await ok(api.post(`/campaigns/${c._id}/preview`, { contactId: nate._id }, auth(org)));
+    expect(preview.messages[0]).toMatchObject({ recipient: '+12025550143', text: 'Hi Nate', sendsAt: '2026-03-08T13:00:00.000Z' });
+    await ok(api.post(`/campaigns/${c._id}/launch`, undefined, auth(org)));
     let p = await waitFor(() => progressOf(org, c._id), (x) => x.waiting === 3);
     expect(p).toMatchObject({ total: 3, pending: 3, waiting: 3, sent: 0, nextOpeningAt: '2026-03-07T20:00:00.000Z' });
     expect((await ok(api.get(`/campaigns/${c._id}`, auth(org)))).status).toBe('active');

@@ -1,5 +1,5 @@
 import { statement } from '../../db/statements.js';
-import { dueSql } from '../../lib/sending-hours.js';
+import { dueSql, recipientZoneSql } from '../../lib/sending-hours.js';
 import { ANY_ENDPOINT, campaignEventDataSql, HANDED, logEventsSql, outboxWrites, WEBHOOK_ENDPOINTS, WOKEN, type HandedJson, type Woken } from '../outbox.js';
 import { allSucceededSql } from '../log-recipients.js';
 import { ANNOUNCED, announceCounted } from './progress.js';
@@ -226,11 +226,6 @@ export const interruptedBatches = statement<
    LIMIT :limit`,
 );
 
-/** A claimed batch's recipients' contact zone: the zone of a contact with the address that has one, else the organization's. */
-const zoneOf = (byEmail: boolean) =>
-  `coalesce((SELECT c.time_zone FROM contacts c
-             WHERE c.organization_id = :orgId AND ${byEmail ? 'lower(c.email)' : 'c.phone'} = x.address AND c.time_zone IS NOT NULL LIMIT 1), :orgZone)`;
-
 interface DueKey extends CampaignChannelKey {
   batchNos: number[];
   /** The campaigns' clock. */
@@ -254,7 +249,7 @@ const dueLater = (byEmail: boolean) =>
     `SELECT b.batch_no, x.pos::int AS pos, d.due
      FROM campaign_batches b
      CROSS JOIN LATERAL unnest(b.addresses) WITH ORDINALITY AS x(address, pos)
-     CROSS JOIN LATERAL (SELECT ${zoneOf(byEmail)} AS zone) z
+     CROSS JOIN LATERAL (SELECT ${recipientZoneSql(byEmail, { address: 'x.address', orgId: ':orgId', orgZone: ':orgZone' })} AS zone) z
      ${dueSql({ zone: 'z.zone', now: ':now::timestamptz', hours: ':hours::text', localAt: ':localAt::timestamp' }, 'd')}
      WHERE b.organization_id = :orgId AND b.campaign_id = :campaignId AND b.channel = :channel AND b.batch_no = ANY(:batchNos::int[])
        AND b.status = 'sending' AND d.due > :now::timestamptz`,

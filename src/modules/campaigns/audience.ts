@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { erasureKeySql, tokenSql } from '../erasure/tokens.js';
 import { MAX_LOG_RECIPIENTS } from '../../delivery/log-recipients.js';
 import type { Channel } from '../../delivery/types.js';
+import { reachedSql, type FrequencyCap, type FrequencyCaps, type Sql } from './caps.js';
 import type { CampaignRow } from './dto.js';
 
 /**
@@ -32,15 +33,12 @@ export interface Audience {
   counts: Partial<Record<Channel, number>>;
   /** Addresses left out per channel: a contact with them unsubscribed from it, or they are on the suppression list. */
   suppressed: Partial<Record<Channel, number>>;
+  /** Addresses left out per channel because they reached its frequency cap. */
+  capped: Partial<Record<Channel, number>>;
   /** What the batches cost at the channels' unit costs (each batch's cost rounded to the cent). */
   cost: number;
   /** The same per channel. */
   costs: Partial<Record<Channel, number>>;
-}
-
-interface Sql {
-  sql: string;
-  bindings: Knex.Value[];
 }
 
 const manualOf = (campaign: CampaignRow, channel: Channel) => campaign.manual_recipients.filter((r) => (channel === 'email') === r.includes('@'));
@@ -162,16 +160,47 @@ export async function suppressedCounts(db: Knex | Knex.Transaction, campaign: Ca
   return Object.fromEntries(Object.entries(counts).map(([channel, c]) => [channel, c.unsubscribed + c.listed]));
 }
 
+/** A channel's audience less the addresses that reached its cap (`caps.ts`), as SQL; the audience itself when no cap bites. */
+export function cappedAudience(campaign: CampaignRow, channel: Channel, cap: FrequencyCap | undefined): Sql {
+  const addresses = audienceAddresses(campaign, channel);
+  if (!cap) return addresses;
+  const reached = reachedSql(campaign, channel, cap);
+  return {
+    sql: `SELECT d.address FROM (${addresses.sql}) d WHERE d.address NOT IN (${reached.sql})`,
+    bindings: [...addresses.bindings, ...reached.bindings],
+  };
+}
+
+/** Per channel whose cap bites, how many addresses of its audience reached the cap. */
+export async function cappedCounts(db: Knex | Knex.Transaction, campaign: CampaignRow, caps: FrequencyCaps): Promise<Partial<Record<Channel, number>>> {
+  const counts: Partial<Record<Channel, number>> = {};
+  for (const [channel, cap] of Object.entries(caps) as [Channel, FrequencyCap][]) {
+    const addresses = audienceAddresses(campaign, channel);
+    const reached = reachedSql(campaign, channel, cap);
+    const row = (
+      await db.raw(`SELECT count(*)::int AS n FROM (${addresses.sql}) d WHERE d.address IN (${reached.sql})`, [...addresses.bindings, ...reached.bindings])
+    ).rows[0] as { n: number };
+    counts[channel] = row.n;
+  }
+  return counts;
+}
+
 /**
  * Materialises a campaign's audience in one INSERT ... SELECT, as batches: its addresses per
- * channel (`audienceAddresses`), numbered and cut into rows of at most 100 addresses
- * (`campaign_batches`, one per channel and batch). Each batch is written holding the credits it
- * costs (`units`, per channel): the caller reserves their sum, or releases the batches'.
+ * channel (`audienceAddresses`, less those that reached a cap that bites: `caps`), numbered and cut
+ * into rows of at most 100 addresses (`campaign_batches`, one per channel and batch). Each batch is
+ * written holding the credits it costs (`units`, per channel): the caller reserves their sum, or
+ * releases the batches'.
  */
-export async function materialiseAudience(trx: Knex.Transaction, campaign: CampaignRow, units: Partial<Record<Channel, number>>): Promise<Audience> {
+export async function materialiseAudience(
+  trx: Knex.Transaction,
+  campaign: CampaignRow,
+  units: Partial<Record<Channel, number>>,
+  caps: FrequencyCaps = {},
+): Promise<Audience> {
   const bindings: Knex.Value[] = [];
   const perChannel = campaign.channels.map((channel) => {
-    const addresses = audienceAddresses(campaign, channel);
+    const addresses = cappedAudience(campaign, channel, caps[channel]);
     bindings.push(channel, units[channel] ?? 0, ...addresses.bindings);
     // Grouped per channel on the batch number alone: hashing one integer per address, not the
     // channel and unit as well, was a fifth of the statement.
@@ -197,6 +226,7 @@ export async function materialiseAudience(trx: Knex.Transaction, campaign: Campa
   return {
     counts: Object.fromEntries(rows.map((r) => [r.channel, r.n])),
     suppressed: await suppressedCounts(trx, campaign),
+    capped: await cappedCounts(trx, campaign, caps),
     cost: Math.round(rows.reduce((sum, r) => sum + r.cost, 0) * 100) / 100,
     costs: Object.fromEntries(rows.map((r) => [r.channel, r.cost])),
   };

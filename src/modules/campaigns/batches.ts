@@ -34,6 +34,7 @@ import { countSettled } from '../../lib/metrics.js';
 import { TemplateRenderError } from '../../lib/templates.js';
 import { batchLogId } from './batch-log.js';
 import { clockNow } from './runs.js';
+import { timingOf, type Timing } from './timing.js';
 import type { CampaignMessages, CampaignRow } from './dto.js';
 
 export interface BatchDeps {
@@ -153,7 +154,7 @@ export async function serveTurn(deps: BatchDeps, turn: Turn): Promise<Served> {
     return first?.due ? { batches: 0, waitMs: Math.max(0, first.due.getTime() - now.getTime()) } : { batches: 0 };
   }
   if (!claimed.length) return { batches: unpaid.length, next: nextOf(unpaid, from) };
-  const timing = timingOf(row, now);
+  const timing = timingOf(row, row, now);
   if (timing) {
     const sendable = await holdUntilDue(db, ref, claimed, timing);
     if (!sendable.length) return { batches: claimed.length + unpaid.length, next: nextOf([...claimed, ...unpaid], from) };
@@ -200,24 +201,6 @@ export async function serveTurn(deps: BatchDeps, turn: Turn): Promise<Served> {
   await settle(db, ref, row.created_by, prepared, results);
   await deps.delivery.bounced(ref.orgId, bouncesOf(targets, results));
   return { batches: claimed.length + unpaid.length, next: nextOf([...claimed, ...unpaid], from) };
-}
-
-/** When a campaign's recipients may be sent: its sending hours, its local send time, in the organization's zone for those with none. */
-interface Timing {
-  now: Date;
-  orgZone: string;
-  hours: string | null;
-  localAt: string | null;
-}
-
-/**
- * A campaign's timing, or null when every recipient is due at once: no sending hours and no local
- * send time, or an automated campaign (its messages are transactional: they answer a contact's own
- * action, at any hour).
- */
-function timingOf(row: { type: string; time_zone: string; sending_hours: string | null; local_send_at: string | null }, now: Date): Timing | null {
-  if (row.type === 'automated' || (!row.sending_hours && !row.local_send_at)) return null;
-  return { now, orgZone: row.time_zone, hours: row.sending_hours, localAt: row.local_send_at };
 }
 
 /**

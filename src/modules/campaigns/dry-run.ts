@@ -13,7 +13,10 @@ import { notFound, validationFailed, type FieldProblem } from '../../lib/errors.
 import { TemplateRenderError } from '../../lib/templates.js';
 import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
-import { audienceAddresses, audienceCounts, suppressionCounts } from './audience.js';
+import { audienceAddresses, audienceCounts, cappedCounts, suppressionCounts } from './audience.js';
+import { bitingCaps, configuredCaps } from './caps.js';
+import { clockNow } from './runs.js';
+import { addressDue, audienceTiming, readTiming, type ZoneTiming } from './timing.js';
 import { personaliserFor, recipientUnits } from './costing.js';
 import type { CampaignRow } from './dto.js';
 import { launchTexts } from './messages.js';
@@ -55,6 +58,8 @@ export interface PreviewMessage {
   cost: number;
   /** Why the text cannot be rendered for this recipient (it would fail, uncharged). */
   error: string | null;
+  /** When it would reach this recipient, launched now, by their sending hours or the local send time; null: at once. */
+  sendsAt: string | null;
 }
 
 export interface CampaignPreview {
@@ -96,6 +101,7 @@ export const preview = operation({
         .first('contacts.id', 'contacts.name', 'contacts.email', 'contacts.phone', 'contacts.company', 'contacts.tags', 'contacts.attributes')) as RecipientContact;
     }
     const messages: PreviewMessage[] = [];
+    const timing = await readTiming(ctx.db, campaign, clockNow(ctx));
     let contactId: string | null = chosen?.id ?? null;
     for (const channel of campaign.channels) {
       if (!campaign.messages[channel]) continue;
@@ -108,7 +114,8 @@ export const preview = operation({
         contactId ??= contact?.id ?? null;
       }
       const personaliser = personaliserFor(ctx.config, campaign, channel, organizationName);
-      const shown: PreviewMessage = { channel, recipient, subject: null, text: null, html: false, segments: null, encoding: null, cost: 0, error: null };
+      const sendsAt = timing && recipient ? await addressDue(ctx.db, campaign, channel, recipient, timing) : null;
+      const shown: PreviewMessage = { channel, recipient, subject: null, text: null, html: false, segments: null, encoding: null, cost: 0, error: null, sendsAt };
       try {
         const content = personaliser.forRecipient(recipient ?? '', contact);
         shown.text = content.body!;
@@ -134,9 +141,11 @@ export interface ChannelEstimate {
   channel: Channel;
   /** Addresses it would be sent to. */
   recipients: number;
-  /** Addresses left out, by reason: a contact with the address unsubscribed from the channel, or (email) it is on the suppression list. */
   suppressed: { unsubscribed: number; listed: number };
-  /** Credits per recipient: for a personalised SMS, its longest render Herald can know. */
+  /** Addresses left out because they reached the channel's frequency cap. */
+  capped: number;
+  /** With sending hours or a local send time: the recipients per zone and when they would get it (else empty). */
+  zones: ZoneTiming[];
   unitCost: number;
   cost: number;
 }
@@ -145,6 +154,11 @@ export interface CampaignEstimate {
   channels: ChannelEstimate[];
   recipients: number;
   suppressed: number;
+  capped: number;
+  /** Recipients that would wait for their sending hours or local send time. */
+  waiting: number;
+  /** When the first of them would be due; null when none would wait. */
+  nextOpeningAt: string | null;
   cost: number;
   /** The organization's credits now: whether a launch would be covered. */
   balance: number;
@@ -152,27 +166,38 @@ export interface CampaignEstimate {
 
 /**
  * `GET /campaigns/:id/estimate`: what launching now would send and cost, counted with the very
- * statements launch materialises the audience with, without writing anything.
+ * statements launch materialises the audience with (its frequency caps included), without writing
+ * anything; with sending hours or a local send time, when each zone's recipients would get it.
  */
 export const estimate = operation({
   access: READ,
   async run(ctx, _input: undefined, { id }: { id: string }): Promise<CampaignEstimate> {
     const { campaign, organizationName } = await current(ctx, id);
-    const [counts, suppressed, units, balance] = await Promise.all([
+    const caps = await bitingCaps(ctx.db, campaign, await configuredCaps(ctx.db, campaign));
+    const timing = await readTiming(ctx.db, campaign, clockNow(ctx));
+    const [counts, suppressed, capped, units, balance, zones] = await Promise.all([
       audienceCounts(ctx.db, campaign),
       suppressionCounts(ctx.db, campaign),
+      cappedCounts(ctx.db, campaign, caps),
       recipientUnits(ctx.db, ctx.config, campaign, organizationName),
       credits.balance(ctx.db, ctx.caller.orgId),
+      Promise.all(campaign.channels.map((channel) => (timing ? audienceTiming(ctx.db, campaign, channel, timing, caps[channel]) : []))),
     ]);
-    const channels = campaign.channels.map((channel): ChannelEstimate => {
-      const recipients = counts[channel] ?? 0;
+    const channels = campaign.channels.map((channel, i): ChannelEstimate => {
+      const left = capped[channel] ?? 0;
+      const recipients = (counts[channel] ?? 0) - left;
       const unitCost = units[channel] ?? 0;
-      return { channel, recipients, suppressed: suppressed[channel] ?? { unsubscribed: 0, listed: 0 }, unitCost, cost: round2(unitCost * recipients) };
+      const suppressedOf = suppressed[channel] ?? { unsubscribed: 0, listed: 0 };
+      return { channel, recipients, suppressed: suppressedOf, capped: left, zones: zones[i]!, unitCost, cost: round2(unitCost * recipients) };
     });
+    const waiting = channels.flatMap((c) => c.zones.filter((z) => z.sendsAt !== null));
     return {
       channels,
       recipients: channels.reduce((sum, c) => sum + c.recipients, 0),
       suppressed: channels.reduce((sum, c) => sum + c.suppressed.unsubscribed + c.suppressed.listed, 0),
+      capped: channels.reduce((sum, c) => sum + c.capped, 0),
+      waiting: waiting.reduce((sum, z) => sum + z.recipients, 0),
+      nextOpeningAt: waiting.map((z) => z.sendsAt!).sort()[0] ?? null,
       cost: round2(channels.reduce((sum, c) => sum + c.cost, 0)),
       balance,
     };

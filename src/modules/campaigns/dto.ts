@@ -38,6 +38,10 @@ export interface CampaignRow {
   failed: number;
   /** Addresses left out at launch: a contact with them unsubscribed from the channel. */
   suppressed: number;
+  /** Addresses left out at launch: they had reached their channel's frequency cap. */
+  capped: number;
+  /** Set by an admin: sent whatever the frequency caps, and not counted against them. */
+  exempt_from_caps: boolean;
   opened: number;
   clicked: number;
   bounced: number;
@@ -76,6 +80,8 @@ export interface Analytics {
   complained: number;
   /** Addresses left out at launch because a contact with them unsubscribed from the channel. */
   suppressed: number;
+  /** Addresses left out at launch because they had reached their channel's frequency cap. */
+  capped: number;
 }
 
 export interface CampaignDto {
@@ -94,6 +100,7 @@ export interface CampaignDto {
   scheduleDate: string | null;
   localSendAt: string | null;
   sendingHours: string | null;
+  exemptFromCaps: boolean;
   recurrence: RecurrenceDto | null;
   trigger: { event: TriggerEvent; groupId: string | null } | null;
   delay: string | null;
@@ -134,7 +141,7 @@ function recurrenceOf(row: CampaignRow): RecurrenceDto | null {
   };
 }
 
-export const analyticsOf = (row: Pick<CampaignRow, 'sent' | 'delivered' | 'failed' | 'opened' | 'clicked' | 'bounced' | 'complained' | 'suppressed'>): Analytics => ({
+export const analyticsOf = (row: Pick<CampaignRow, 'sent' | 'delivered' | 'failed' | 'opened' | 'clicked' | 'bounced' | 'complained' | 'suppressed' | 'capped'>): Analytics => ({
   sent: row.sent,
   delivered: row.delivered,
   failed: row.failed,
@@ -143,6 +150,7 @@ export const analyticsOf = (row: Pick<CampaignRow, 'sent' | 'delivered' | 'faile
   bounced: row.bounced ?? 0,
   complained: row.complained ?? 0,
   suppressed: row.suppressed,
+  capped: row.capped ?? 0,
 });
 
 const sumOf = (a: Analytics, b: Analytics): Analytics => ({
@@ -154,6 +162,7 @@ const sumOf = (a: Analytics, b: Analytics): Analytics => ({
   bounced: a.bounced + (b.bounced ?? 0),
   complained: a.complained + (b.complained ?? 0),
   suppressed: a.suppressed + b.suppressed,
+  capped: a.capped + (b.capped ?? 0),
 });
 
 export const toCampaignDto = (row: CampaignRow): CampaignDto => ({
@@ -172,6 +181,7 @@ export const toCampaignDto = (row: CampaignRow): CampaignDto => ({
   scheduleDate: row.schedule_date ? row.schedule_date.toISOString() : null,
   localSendAt: row.local_send_at,
   sendingHours: row.sending_hours,
+  exemptFromCaps: row.exempt_from_caps,
   recurrence: recurrenceOf(row),
   trigger: row.trigger_event ? { event: row.trigger_event, groupId: row.trigger_group_id } : null,
   delay: row.trigger_event ? row.trigger_delay : null,
@@ -210,6 +220,7 @@ export const campaignDetail = (c: CampaignDto) => ({
   scheduleDate: c.scheduleDate,
   localSendAt: c.localSendAt,
   sendingHours: c.sendingHours,
+  exemptFromCaps: c.exemptFromCaps,
   ...(c.recurrence ? { recurrence: c.recurrence } : {}),
   ...(c.trigger ? { trigger: c.trigger, delay: c.delay } : {}),
   analytics: c.analytics,

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { CampaignEstimate } from './dry-run.js';
 import type { AuthedContext } from '../../context.js';
 import { round2 } from '../../delivery/credits.js';
 import * as credits from '../../delivery/credits.js';
@@ -83,13 +84,8 @@ async function plan(ctx: AuthedContext, db: Knex | Knex.Transaction, id: string,
   return { campaign: { ...campaign, messages }, organizationName, runs: prospective };
 }
 
-export interface ResendEstimate {
-  channels: { channel: Channel; recipients: number; suppressed: { unsubscribed: number; listed: number }; unitCost: number; cost: number }[];
-  recipients: number;
-  suppressed: number;
-  cost: number;
-  balance: number;
-}
+/** A resend's estimate, shaped as a campaign's (`dry-run.ts`). */
+export type ResendEstimate = CampaignEstimate;
 
 async function estimateOf(ctx: AuthedContext, db: Knex | Knex.Transaction, p: Plan): Promise<ResendEstimate> {
   const channels = await Promise.all(
@@ -98,13 +94,17 @@ async function estimateOf(ctx: AuthedContext, db: Knex | Knex.Transaction, p: Pl
       const [counts, suppressed, units] = await Promise.all([audienceCounts(db, r), suppressionCounts(db, r), recipientUnits(db, ctx.config, r, p.organizationName)]);
       const recipients = counts[channel] ?? 0;
       const unitCost = units[channel] ?? 0;
-      return { channel, recipients, suppressed: suppressed[channel] ?? { unsubscribed: 0, listed: 0 }, unitCost, cost: round2(unitCost * recipients) };
+      // A resend is never capped (its recipients were counted by the campaign); its timing is not told.
+      return { channel, recipients, suppressed: suppressed[channel] ?? { unsubscribed: 0, listed: 0 }, capped: 0, zones: [], unitCost, cost: round2(unitCost * recipients) };
     }),
   );
   return {
     channels,
     recipients: channels.reduce((sum, c) => sum + c.recipients, 0),
     suppressed: channels.reduce((sum, c) => sum + c.suppressed.unsubscribed + c.suppressed.listed, 0),
+    capped: 0,
+    waiting: 0,
+    nextOpeningAt: null,
     cost: round2(channels.reduce((sum, c) => sum + c.cost, 0)),
     balance: await credits.balance(db, ctx.caller.orgId),
   };

@@ -66,6 +66,7 @@ const createInput = z
     scheduleDate: scheduleDate.optional(),
     localSendAt: localDateTime().optional(),
     sendingHours: sendingHours().optional(),
+    exemptFromCaps: z.boolean({ error: 'must be true or false' }).optional(),
     recurrence: recurrence.optional(),
     trigger: trigger.optional(),
     delay: delay.optional(),
@@ -135,6 +136,7 @@ const updateInput = z.strictObject({
   scheduleDate: scheduleDate.optional(),
   localSendAt: localDateTime().optional(),
   sendingHours: sendingHours().optional(),
+  exemptFromCaps: z.boolean({ error: 'must be true or false' }).optional(),
   recurrence: recurrence.optional(),
   trigger: trigger.optional(),
   delay: delay.optional(),
@@ -159,12 +161,12 @@ const runTotals = (db: Knex | Knex.Transaction, orgId: string) =>
     `CASE WHEN campaigns.type IN ('recurring', 'automated') THEN (
        SELECT json_build_object('sent', coalesce(sum(r.sent), 0), 'delivered', coalesce(sum(r.delivered), 0), 'failed', coalesce(sum(r.failed), 0),
                                 'opened', coalesce(sum(r.opened), 0), 'clicked', coalesce(sum(r.clicked), 0), 'suppressed', coalesce(sum(r.suppressed), 0),
-                                'bounced', coalesce(sum(r.bounced), 0), 'complained', coalesce(sum(r.complained), 0),
+                                'capped', coalesce(sum(r.capped), 0), 'bounced', coalesce(sum(r.bounced), 0), 'complained', coalesce(sum(r.complained), 0),
                                 'total', coalesce(sum(r.total_recipients), 0))
        FROM campaigns r WHERE r.organization_id = ? AND r.parent_id = campaigns.id)
      WHEN campaigns.type = 'broadcast' AND campaigns.status = 'completed' THEN (
        SELECT json_build_object('sent', sum(r.sent), 'delivered', sum(r.delivered), 'failed', -sum(r.sent),
-                                'opened', sum(r.opened), 'clicked', sum(r.clicked), 'suppressed', 0, 'total', 0,
+                                'opened', sum(r.opened), 'clicked', sum(r.clicked), 'suppressed', 0, 'capped', 0, 'total', 0,
                                 'bounced', sum(r.bounced), 'complained', sum(r.complained))
        FROM campaigns r WHERE r.organization_id = ? AND r.parent_id = campaigns.id HAVING count(*) > 0) END AS run_totals`,
     [orgId, orgId],
@@ -287,6 +289,7 @@ export const create = operation({
         schedule_date: input.localSendAt ? startOfLocal(input.localSendAt) : (input.scheduleDate ?? null),
         local_send_at: input.localSendAt ?? null,
         sending_hours: input.sendingHours ?? null,
+        exempt_from_caps: input.exemptFromCaps ?? false,
         recurrence: input.recurrence ? JSON.stringify(checkedRecurrence(ctx, input.recurrence).recurrence) : null,
         trigger_event: input.trigger?.event ?? null,
         trigger_group_id: input.trigger?.groupId ?? null,
@@ -339,6 +342,7 @@ export const update = operation({
           }),
           ...(input.localSendAt === undefined && input.scheduleDate !== undefined && { schedule_date: input.scheduleDate, local_send_at: null }),
           sending_hours: input.sendingHours,
+          exempt_from_caps: input.exemptFromCaps,
           recurrence: input.recurrence ? JSON.stringify(checkedRecurrence(ctx, input.recurrence).recurrence) : undefined,
           trigger_event: input.trigger?.event,
           trigger_group_id: input.trigger ? (input.trigger.groupId ?? null) : undefined,

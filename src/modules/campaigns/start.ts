@@ -11,6 +11,7 @@ import type { Channel } from '../../delivery/types.js';
 import { badRequest, conflict } from '../../lib/errors.js';
 import { materialiseAudience, type Audience } from './audience.js';
 import { openWork } from './batches.js';
+import { bitingCaps, configuredCaps, lockCaps } from './caps.js';
 import { enqueue } from '../../delivery/scheduler.js';
 import { priceAside, recipientUnits, type Units } from './costing.js';
 import type { CampaignRow } from './dto.js';
@@ -61,8 +62,12 @@ export async function start(
       .returning('*')) as CampaignRow[];
     if (!locked) throw conflict('Only draft campaigns can be launched');
     const units = await recipientUnits(trx, deps.config, locked, organizationName, { longest: !aside });
-    const audience = await materialiseAudience(trx, locked, units);
+    // Capped launches of the organization one after another: each counts those before it.
+    const configured = await configuredCaps(trx, locked);
+    if (Object.keys(configured).length) await lockCaps(trx, campaign.organization_id);
+    const audience = await materialiseAudience(trx, locked, units, await bitingCaps(trx, locked, configured));
     const { counts, suppressed } = audience;
+    const capped = Object.values(audience.capped).reduce((a, b) => a + b, 0);
     const cost = aside ? await priceAgain(trx, locked, audience, units, await aside) : audience.cost;
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
     if (!total && opts.checkCredits) throw badRequest('The campaign has no eligible recipients');
@@ -75,7 +80,7 @@ export async function start(
       }
       await t.scoped('campaign_batches').where('campaign_batches.campaign_id', campaign.id).update({ reserved: 0 });
     }
-    await t.scoped('campaigns').where('campaigns.id', campaign.id).update({ total_recipients: total, suppressed: suppressedTotal });
+    await t.scoped('campaigns').where('campaigns.id', campaign.id).update({ total_recipients: total, suppressed: suppressedTotal, capped });
     if (!total) await t.scoped('campaigns').where('campaigns.id', campaign.id).update({ status: 'completed', completed_at: trx.raw('now()') });
     await opts.also?.(trx, { total });
     return { total };

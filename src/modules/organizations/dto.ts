@@ -1,3 +1,4 @@
+import type { FrequencyCaps } from '../campaigns/caps.js';
 import type { EmailSecure, StoredCredentials } from '../../delivery/credentials.js';
 import type { ClosureDto } from '../closure/service.js';
 
@@ -15,6 +16,8 @@ export interface OrganizationRow {
   time_zone: string;
   /** When campaigns may reach a recipient (`HH:MM-HH:MM` in their zone); null: any time. */
   sending_hours: string | null;
+  /** Per channel, at most `messages` campaign messages to one address in `days` days (`campaigns/caps.ts`). */
+  frequency_caps: FrequencyCaps;
   created_at: Date;
   updated_at: Date;
 }
@@ -86,6 +89,8 @@ export interface OrganizationDto extends OrganizationSummary {
   timezone: string;
   /** When campaigns may reach a recipient, in their zone (`HH:MM-HH:MM`); null: any time. */
   sendingHours: string | null;
+  /** Per channel, how many campaign messages one address may get in a period. */
+  frequencyCaps: FrequencyCaps;
   /** Its closing while one is scheduled or under way, else null. */
   closure: ClosureDto | null;
   credentials: CredentialsDto;

@@ -23,6 +23,7 @@ export const resolvers: Resolvers = {
     // Read alone: the console's banner asks on every page, and needs nothing else of the organization.
     closure: (org, _, ctx) => (org.closure !== undefined ? org.closure : closure.current(ctx, undefined, {})),
     timezone: async (org, _, ctx) => org.timezone ?? (await organizations.current(ctx, undefined, {})).timezone,
+    frequencyCaps: async (org, _, ctx) => org.frequencyCaps ?? (await organizations.current(ctx, undefined, {})).frequencyCaps,
     sendingHours: async (org, _, ctx) => (org.sendingHours !== undefined ? org.sendingHours : (await organizations.current(ctx, undefined, {})).sendingHours),
     retentionDays: async (org, _, ctx) => org.retentionDays ?? (await organizations.current(ctx, undefined, {})).retentionDays,
     createdAt: async (org, _, ctx) => org.createdAt ?? (await organizations.current(ctx, undefined, {})).createdAt,

@@ -20,6 +20,8 @@ import { organizationRows } from './queries.js';
 import { record } from '../audit/record.js';
 import { closingOf } from '../closure/service.js';
 import { sendingHours } from '../../lib/sending-hours.js';
+import { frequencyCapsInput, storedCaps } from '../campaigns/caps.js';
+import { isDeepStrictEqual } from 'node:util';
 
 /**
  * The organization as `role` may see it: the SMS report URL, a credential of its own, is an admin's
@@ -37,6 +39,7 @@ async function toOrganizationDto(ctx: AuthedContext, row: OrganizationRow, db: K
     retentionDays: row.retention_days,
     timezone: row.time_zone,
     sendingHours: row.sending_hours,
+    frequencyCaps: row.frequency_caps,
     closure: await closingOf(db, row.id),
     credentials: showCredentials(config, await legacyCredentials(db, config, row.id), row.id, role),
     createdAt: row.created_at.toISOString(),
@@ -144,6 +147,7 @@ const SETTINGS = {
   retentionDays: 'retention_days',
   timezone: 'time_zone',
   sendingHours: 'sending_hours',
+  frequencyCaps: 'frequency_caps',
 } as const;
 
 /**
@@ -154,7 +158,7 @@ async function recordSettingsChange(trx: Knex.Transaction, ctx: AuthedContext, c
   const columns = Object.keys(changes);
   if (!columns.length) return;
   const current = (await trx('organizations').where({ id: ctx.caller.orgId }).forUpdate().first(columns)) as Record<string, unknown>;
-  const changed = columns.filter((c) => current[c] !== changes[c]);
+  const changed = columns.filter((c) => !isDeepStrictEqual(current[c], changes[c]));
   if (!changed.length) return;
   const apiName = Object.fromEntries(Object.entries(SETTINGS).map(([name, column]) => [column, name]));
   const details = { changes: Object.fromEntries(changed.map((c) => [apiName[c], { from: current[c], to: changes[c] }])) };
@@ -165,7 +169,7 @@ async function recordSettingsChange(trx: Knex.Transaction, ctx: AuthedContext, c
 async function writeOrganization(
   ctx: AuthedContext,
   trx: Knex.Transaction,
-  changes: Partial<Pick<OrganizationRow, 'tracking' | 'require_two_factor' | 'retention_days' | 'time_zone' | 'sending_hours'>>,
+  changes: Partial<Pick<OrganizationRow, 'tracking' | 'require_two_factor' | 'retention_days' | 'time_zone' | 'sending_hours' | 'frequency_caps'>>,
 ): Promise<OrganizationRow> {
   const [updated] = await trx('organizations')
     .where({ id: ctx.caller.orgId })
@@ -174,7 +178,7 @@ async function writeOrganization(
   return { ...updated, credits: await credits.balance(trx, ctx.caller.orgId) } as OrganizationRow;
 }
 
-/** `PUT /organizations/current`: the organization's settings (`tracking`, `requireTwoFactor`, `retentionDays`, `timezone`, `sendingHours`). Admins, by JWT. */
+/** `PUT /organizations/current`: the organization's settings (`tracking`, `requireTwoFactor`, `retentionDays`, `timezone`, `sendingHours`, `frequencyCaps`). Admins, by JWT. */
 export const updateOrganization = operation({
   access: { role: 'admin', apiKeys: false },
   input: z.strictObject({
@@ -188,6 +192,8 @@ export const updateOrganization = operation({
     timezone: timeZone().optional(),
     // When campaigns may reach a recipient, in their zone (see lib/sending-hours.ts).
     sendingHours: sendingHours().optional(),
+    // How many campaign messages one address may get per channel and period (see campaigns/caps.ts).
+    frequencyCaps: frequencyCapsInput().transform(storedCaps).optional(),
   }),
   // Requiring it without having it would leave the admin with a session that may only enrol.
   async check(ctx, input) {
