@@ -332,3 +332,17 @@ export const nextDue = statement<{ orgId: string; campaignId: string; channel: s
   `SELECT min(due_at) AS due FROM campaign_batches
    WHERE organization_id = :orgId AND campaign_id = :campaignId AND channel = :channel AND status = 'pending' AND due_at > :now::timestamptz`,
 );
+
+/** The zones of an organization's contacts that have one (each once). */
+export const contactZones = statement<{ orgId: string }, { zones: string[] | null }>(
+  'herald_contacts_zones',
+  'SELECT array_agg(DISTINCT time_zone) AS zones FROM contacts WHERE organization_id = :orgId AND time_zone IS NOT NULL',
+);
+
+/** Whether a message to each of `zones` may go at `now` under the sending hours `hours` (no local send time). */
+export const zonesOpen = statement<{ zones: string[]; now: Date; hours: string }, { open: boolean }>(
+  'herald_zones_open',
+  `SELECT coalesce(bool_and(d.due <= :now::timestamptz), true) AS open
+   FROM unnest(:zones::text[]) AS z(zone)
+   ${dueSql({ zone: 'z.zone', now: ':now::timestamptz', hours: ':hours::text', localAt: 'NULL::timestamp' }, 'd')}`,
+);

@@ -22,7 +22,9 @@ import {
   holdMore,
   holdRecipients,
   lockCampaign,
+  contactZones,
   nextDue,
+  zonesOpen,
   interruptedBatches,
   renewBatchLease,
   settleBatches,
@@ -210,6 +212,7 @@ export async function serveTurn(deps: BatchDeps, turn: Turn): Promise<Served> {
  * move is one more, in a transaction under the campaign's row lock.
  */
 async function holdUntilDue(db: Db, ref: CampaignChannel, claimed: Claimed[], timing: Timing): Promise<Claimed[]> {
+  if (!timing.localAt && timing.hours && (await allOpen(db, ref, timing, timing.hours))) return claimed;
   const due = ref.channel === 'email' ? dueLaterByEmail : dueLaterByPhone;
   const later = await run(db, due, { ...keyOf(ref), batchNos: claimed.map((b) => b.batch_no), ...timing });
   if (!later.length) return claimed;
@@ -227,6 +230,30 @@ async function holdUntilDue(db: Db, ref: CampaignChannel, claimed: Claimed[], ti
     if (!kept?.kept) return [];
     return [{ ...batch, reserved: Number(kept.reserved), addresses: batch.addresses.filter((_, i) => !positions.has(i + 1)) }];
   });
+}
+
+/**
+ * Per campaign, in this process: the zones of its organization's contacts when it was first served
+ * (its audience's among them, fixed at launch; a contact's zone changed later is still read per
+ * recipient whenever some zone is closed).
+ */
+const ZONES = new Map<string, Promise<string[]>>();
+
+/**
+ * Whether the sending hours are open now in every zone the campaign's recipients can be in (its
+ * contacts', and its organization's for the others): then none is held, and nobody is read one by
+ * one. Two small statements, the first once per campaign and process.
+ */
+async function allOpen(db: Db, ref: CampaignChannel, timing: Timing, hours: string): Promise<boolean> {
+  let zones = ZONES.get(ref.campaignId);
+  if (!zones) {
+    if (ZONES.size >= 10_000) ZONES.clear();
+    zones = run(db, contactZones, { orgId: ref.orgId }).then(([row]) => row?.zones ?? []);
+    zones.catch(() => ZONES.delete(ref.campaignId));
+    ZONES.set(ref.campaignId, zones);
+  }
+  const [row] = await run(db, zonesOpen, { zones: [...(await zones), timing.orgZone], now: timing.now, hours });
+  return row!.open;
 }
 
 /** Where the next turn looks for batches: after the last one claimed. */
