@@ -10,6 +10,7 @@ import { formatDateTime } from '../../lib/format';
 import { MeQuery } from '../../lib/me';
 import { CampaignEstimateDocument, EstimateSummary } from './CampaignEstimateCard';
 import { fromLocalInput, timeZone } from './campaign-fields';
+import { formatWallClock } from './schedule-words';
 
 const LaunchCampaignDocument = graphql(`
   mutation CampaignPageLaunch($id: ID!) {
@@ -87,8 +88,9 @@ export function CampaignActions({ campaign }: { campaign: CampaignFieldsFragment
       )}
       {status === 'draft' && (
         <>
-          {/* An automated campaign answers its trigger from launch: it has no start time. */}
-          {campaign.type !== 'automated' && (
+          {/* An automated campaign answers its trigger from launch: it has no start time. One sent at a
+              local time has the start that time gives it (a launch schedules it); a start time would replace it. */}
+          {campaign.type !== 'automated' && !campaign.localSendAt && (
             <Button variant="default" onClick={() => setDialog('schedule')}>
               Schedule campaign
             </Button>
@@ -119,6 +121,10 @@ function launchEffect(campaign: CampaignFieldsFragment, later: boolean): string 
   if (campaign.type === 'automated') return 'It starts answering its trigger: each contact that meets it gets the message once, after the delay. It stays active until canceled.';
   if (campaign.type === 'recurring') {
     return `It runs ${campaign.recurrence?.summary ?? 'on its schedule'}: each run sends to the audience as it is then and reserves its cost then (the estimate is for a run now). It stays active until canceled.`;
+  }
+  if (campaign.localSendAt) {
+    const start = later ? `it will start by itself on ${formatDateTime(campaign.scheduleDate)}, where that time comes first` : 'it starts now where that time has come, the others waiting for it';
+    return `Each recipient gets it at ${formatWallClock(campaign.localSendAt)} on their own clock: ${start}. It can be canceled until it has sent.`;
   }
   return later
     ? `It will start by itself on ${formatDateTime(campaign.scheduleDate)}, and can be canceled until it has sent.`

@@ -1,7 +1,7 @@
 import { Anchor, Card, Group, Paper, Progress, SimpleGrid, Stack, Text, Title } from '@mantine/core';
 import { Link } from 'react-router';
 import type { CampaignFieldsFragment, CampaignStatus, Channel } from '../../gql/graphql';
-import { formatNumber, formatPercent } from '../../lib/format';
+import { formatDateTime, formatNumber, formatPercent } from '../../lib/format';
 import { useMe } from '../../lib/me';
 import { PaceLines, type Pace } from './CampaignPace';
 
@@ -15,6 +15,27 @@ interface Props {
   live: boolean;
   /** How it is being sent, while it is active (null otherwise). */
   pace?: Pace | null;
+  /** Its recipients held until they are due, while it is active (null otherwise). */
+  held?: Held | null;
+}
+
+/** Of the recipients still to send, those held until they are due, and when the first of them is. */
+export interface Held {
+  waiting: number;
+  nextOpeningAt?: string | null;
+  /** The campaign is sent at a local time: recipients also wait for it to come in their zone. */
+  localTime: boolean;
+}
+
+/** `12 waiting for their sending hours · next at Dec 5, 2026, 9:00 AM`. */
+function HeldLine({ held }: { held: Held }) {
+  const what = held.localTime ? 'their local send time or sending hours' : 'their sending hours';
+  return (
+    <Text size="sm">
+      {formatNumber(held.waiting)} waiting for {what}
+      {held.nextOpeningAt && ` · next at ${formatDateTime(held.nextOpeningAt)}`}
+    </Text>
+  );
 }
 
 /** One counter: its number, and its share of what it is a share of. */
@@ -34,9 +55,10 @@ function Stat({ label, value, of, ofLabel }: { label: string; value: number; of:
 
 /**
  * The campaign's counters (as `Analytics` has them) with their percentages, and while it sends, how
- * far it got: the sent and failed recipients of its audience.
+ * far it got: the sent and failed recipients of its audience, and how many wait for their sending
+ * hours or local send time.
  */
-export function CampaignAnalyticsCard({ status, channels, analytics: a, total, live, pace }: Props) {
+export function CampaignAnalyticsCard({ status, channels, analytics: a, total, live, pace, held }: Props) {
   const { isAdmin } = useMe();
   const attempted = a.sent + a.failed;
   const sending = status === 'active' && total > 0;
@@ -55,6 +77,7 @@ export function CampaignAnalyticsCard({ status, channels, analytics: a, total, l
             <Text size="sm">
               {formatNumber(attempted)} of {formatNumber(total)} recipients done ({formatPercent(attempted, total)})
             </Text>
+            {held && held.waiting > 0 && <HeldLine held={held} />}
           </Stack>
         )}
         {status === 'active' && pace && <PaceLines pace={pace} />}

@@ -1,4 +1,4 @@
-import { Alert, Box, Button, Checkbox, Fieldset, Grid, Group, List, MultiSelect, Select, Stack, TagsInput, Text, TextInput, Textarea } from '@mantine/core';
+import { Alert, Box, Button, Checkbox, Fieldset, Grid, Group, List, MultiSelect, Radio, Select, Stack, TagsInput, Text, TextInput, Textarea } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { useMutation, useQuery, type CombinedError } from 'urql';
@@ -6,6 +6,7 @@ import { ContactPicker, type ContactOption } from '../../components/ContactPicke
 import { ErrorAlert } from '../../components/ErrorAlert';
 import { PageHeader } from '../../components/PageHeader';
 import { PageLoader } from '../../components/PageLoader';
+import { SendingHoursFields, hoursDraftOf, hoursInWords, hoursOf, type HoursDraft } from '../../components/SendingHoursFields';
 import { graphql } from '../../gql';
 import type { CampaignFieldsFragment, CampaignType, Channel } from '../../gql/graphql';
 import { fieldErrors } from '../../lib/errors';
@@ -25,9 +26,16 @@ const CampaignForEdit = graphql(`
   }
 `);
 
-/** What the form offers to choose from: the groups (audience) and the saved templates (messages). */
+/**
+ * What the form offers to choose from: the groups (audience) and the saved templates (messages); and
+ * the organization's sending hours, which a campaign without its own keeps.
+ */
 const CampaignFormChoices = graphql(`
   query CampaignFormChoices {
+    organization {
+      _id
+      sendingHours
+    }
     groups(first: 1000) {
       edges {
         node {
@@ -82,6 +90,18 @@ const START_HELP: Record<CampaignType, string> = {
   automated: '',
 };
 
+/** When a broadcast or targeted campaign reaches its recipients: all at its start time, or each at a local time. */
+type Timing = 'start' | 'local';
+
+/** The types a local send time is for: a recurring campaign has its rule, an automated one its trigger. */
+const hasLocalTime = (type: CampaignType) => type === 'broadcast' || type === 'targeted';
+
+/** The types sending hours hold: an automated campaign answers a contact's own action, never held. */
+const hasSendingHours = (type: CampaignType) => type !== 'automated';
+
+/** A local send time as a `datetime-local` input holds it: the server's `2026-12-05T09:00:00` to the minute. */
+const localInputOf = (localSendAt: string | null | undefined) => localSendAt?.slice(0, 16) ?? '';
+
 /** `/campaigns/new` composes a draft; `/campaigns/:id/edit` changes a draft or scheduled campaign. */
 export default function CampaignFormPage() {
   const { id } = useParams();
@@ -120,8 +140,15 @@ function CampaignForm({ campaign }: { campaign: CampaignFieldsFragment | null })
   const [groupIds, setGroupIds] = useState<string[]>([]);
   const [contacts, setContacts] = useState<ContactOption[]>([]);
   const [manual, setManual] = useState<string[]>([]);
-  const initialSchedule = toLocalInput(campaign?.scheduleDate);
+  // A campaign sent at a local time has the start the server derived from it: not a time of its own to show.
+  const initialSchedule = campaign?.localSendAt ? '' : toLocalInput(campaign?.scheduleDate);
   const [schedule, setSchedule] = useState(initialSchedule);
+  const [timing, setTiming] = useState<Timing>(campaign?.localSendAt ? 'local' : 'start');
+  const initialLocal = localInputOf(campaign?.localSendAt);
+  const [localAt, setLocalAt] = useState(initialLocal);
+  const organizationHours = choices?.organization.sendingHours ?? null;
+  const [initialHours] = useState(() => hoursDraftOf(campaign?.sendingHours));
+  const [ownHours, setOwnHours] = useState(initialHours);
   const [initialRecurrence] = useState(() => recurrenceDraftOf(campaign));
   const [recurrence, setRecurrence] = useState(initialRecurrence);
   const [initialTrigger] = useState(() => triggerDraftOf(campaign));
@@ -139,6 +166,16 @@ function CampaignForm({ campaign }: { campaign: CampaignFieldsFragment | null })
     return template ? { channel, subject: template.subject ?? '', content: template.content } : { channel, subject: m.subject, content: m.content };
   });
 
+  const atLocalTime = hasLocalTime(type) && timing === 'local';
+  // The local send time the form means (the wall-clock value as typed, no offset), '' for none.
+  const local = atLocalTime ? localAt : '';
+  const sendingHours = hasSendingHours(type) ? hoursOf(ownHours) : null;
+  // Turned on before any time was changed, its own hours start as the organization's, which they replace.
+  const changeOwnHours = (h: HoursDraft) => {
+    const untouched = ownHours.from === initialHours.from && ownHours.until === initialHours.until;
+    setOwnHours(h.on && !ownHours.on && untouched && !campaign?.sendingHours && organizationHours ? { ...hoursDraftOf(organizationHours), on: true } : h);
+  };
+
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     const messageInputs = Object.fromEntries(channels.map((c) => [c, messageInput(c, messages[c])]));
@@ -146,8 +183,11 @@ function CampaignForm({ campaign }: { campaign: CampaignFieldsFragment | null })
       const input = {
         name,
         messages: messageInputs,
+        // A local send time sets the start itself; given up (null), the start time below takes over.
+        ...(local !== initialLocal ? { localSendAt: local || null } : {}),
         // Only a changed time is sent: for a scheduled campaign, an empty one would start it at once.
-        ...(schedule !== initialSchedule ? { scheduleDate: fromLocalInput(schedule) } : {}),
+        ...(!local && schedule !== initialSchedule ? { scheduleDate: fromLocalInput(schedule) } : {}),
+        ...(sendingHours !== hoursOf(initialHours) ? { sendingHours } : {}),
         // Likewise the schedule of a recurring or automated campaign: only what was changed.
         ...(type === 'recurring' && (recurrence.rule !== initialRecurrence.rule || recurrence.timezone !== initialRecurrence.timezone)
           ? { recurrence: recurrenceInput(recurrence) }
@@ -166,7 +206,9 @@ function CampaignForm({ campaign }: { campaign: CampaignFieldsFragment | null })
         // An automated campaign's audience is whoever meets its trigger.
         ...(type === 'automated' ? {} : { recipients: { groups: groupIds, contacts: contacts.map((c) => c._id), manual } }),
         messages: messageInputs,
-        scheduleDate: type === 'automated' ? null : fromLocalInput(schedule),
+        // One or the other: the server refuses both.
+        ...(local ? { localSendAt: local } : { scheduleDate: type === 'automated' ? null : fromLocalInput(schedule) }),
+        ...(sendingHours ? { sendingHours } : {}),
         ...(type === 'recurring' ? { recurrence: recurrenceInput(recurrence) } : {}),
         ...(type === 'automated' ? { trigger: triggerInput(trigger), delay: delayInput(trigger) } : {}),
       };
@@ -237,8 +279,16 @@ function CampaignForm({ campaign }: { campaign: CampaignFieldsFragment | null })
               {channels.map((c) => (
                 <MessageFields key={c} channel={c} value={messages[c]} onChange={(m) => setMessages((all) => ({ ...all, [c]: m }))} templates={templates} errors={errors} />
               ))}
+              {hasLocalTime(type) && (
+                <Radio.Group label="When to send" value={timing} onChange={(v) => setTiming(v as Timing)}>
+                  <Stack gap="xs" mt="xs">
+                    <Radio value="start" label="At one time for everyone" />
+                    <Radio value="local" label="At a local time for each recipient" />
+                  </Stack>
+                </Radio.Group>
+              )}
               {/* An automated campaign answers its trigger from launch: it has no start time. */}
-              {type !== 'automated' && (
+              {type !== 'automated' && !atLocalTime && (
                 <TextInput
                   type="datetime-local"
                   label="Start at"
@@ -246,6 +296,28 @@ function CampaignForm({ campaign }: { campaign: CampaignFieldsFragment | null })
                   value={schedule}
                   onChange={(e) => setSchedule(e.currentTarget.value)}
                   error={errors.scheduleDate}
+                />
+              )}
+              {atLocalTime && (
+                <TextInput
+                  type="datetime-local"
+                  label="Local send time"
+                  description="Each recipient gets it at this date and time on their own clock, in their time zone. Sending starts where the time comes first (UTC+14) and ends 26 hours later, where it comes last."
+                  required
+                  value={localAt}
+                  onChange={(e) => setLocalAt(e.currentTarget.value)}
+                  error={errors.localSendAt}
+                />
+              )}
+              {hasSendingHours(type) && (
+                <SendingHoursFields
+                  label="Own sending hours"
+                  description={`Only between these times in each recipient's time zone (a window ending before it starts crosses midnight). Off: the organization's sending hours, ${
+                    organizationHours ? hoursInWords(organizationHours) : 'none at the moment (any time)'
+                  }.`}
+                  value={ownHours}
+                  onChange={changeOwnHours}
+                  error={errors.sendingHours}
                 />
               )}
               <Group justify="flex-end">
@@ -273,6 +345,8 @@ function CampaignForm({ campaign }: { campaign: CampaignFieldsFragment | null })
 /** The fields this form puts the server's messages next to. */
 function placedFields(channels: Channel[], type: CampaignType): Set<string> {
   const fields = ['name', 'description', 'type', 'channels', 'recipients.groups', 'recipients.contacts', 'recipients.manual', 'scheduleDate'];
+  if (hasLocalTime(type)) fields.push('localSendAt');
+  if (hasSendingHours(type)) fields.push('sendingHours');
   if (type === 'recurring') fields.push('recurrence', 'recurrence.rule', 'recurrence.timezone');
   if (type === 'automated') fields.push('trigger', 'trigger.event', 'trigger.groupId', 'delay');
   for (const c of channels) fields.push(`messages.${c}`, `messages.${c}.content`, `messages.${c}.subject`, `messages.${c}.templateId`);

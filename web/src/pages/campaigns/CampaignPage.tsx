@@ -1,17 +1,18 @@
 import { Anchor, Button, Card, Grid, Group, Paper, Stack, Text, Title } from '@mantine/core';
 import { useEffect } from 'react';
 import { Link, useParams } from 'react-router';
-import { useQuery, useSubscription } from 'urql';
+import { useClient, useQuery, useSubscription } from 'urql';
 import { ErrorAlert } from '../../components/ErrorAlert';
 import { FieldTable, type Field } from '../../components/FieldTable';
 import { PageHeader } from '../../components/PageHeader';
 import { PageLoader } from '../../components/PageLoader';
+import { hoursInWords } from '../../components/SendingHoursFields';
 import { graphql } from '../../gql';
 import type { CampaignFieldsFragment, Channel } from '../../gql/graphql';
 import { formatDateTime, formatNumber } from '../../lib/format';
 import { useMe } from '../../lib/me';
 import { CampaignActions } from './CampaignActions';
-import { CampaignAnalyticsCard } from './CampaignAnalyticsCard';
+import { CampaignAnalyticsCard, type Held } from './CampaignAnalyticsCard';
 import { CampaignFunnelCard } from './CampaignFunnelCard';
 import { CampaignEstimateCard } from './CampaignEstimateCard';
 import { ThrottledBadge, type Pace } from './CampaignPace';
@@ -20,6 +21,7 @@ import { CampaignRunsCard, PendingSendsCard } from './CampaignRunsCard';
 import { CampaignScheduleCard } from './CampaignScheduleCard';
 import { TestSendCard } from './TestSendCard';
 import { CHANNEL_LABELS, StatusBadge, TYPE_LABELS, channelList, plural } from './campaign-fields';
+import { formatWallClock } from './schedule-words';
 
 const CampaignDetail = graphql(`
   query CampaignPageDetail($id: ID!) {
@@ -68,6 +70,22 @@ const CampaignProgressDocument = graphql(`
 `);
 
 /**
+ * The recipients held for their sending hours or local send time, read again with each progress
+ * event (which does not carry them): the answer updates the cached campaign's progress.
+ */
+const CampaignHeldDocument = graphql(`
+  query CampaignPageHeld($id: ID!) {
+    campaign(id: $id) {
+      _id
+      progress {
+        waiting
+        nextOpeningAt
+      }
+    }
+  }
+`);
+
+/**
  * One campaign: what it sends to whom, and by status what can be done with it. Before launch: its
  * preview, a test send and the estimate. Once launched: analytics, updated live while it is
  * scheduled or sending by the `campaignProgress` subscription (no polling), and while it sends its
@@ -97,6 +115,13 @@ export default function CampaignPage() {
     if (statusChanged) refetch({ requestPolicy: 'network-only' });
   }, [statusChanged, fresh?.status, refetch]);
 
+  const stamp = fresh ? `${fresh.updatedAt}/${fresh.analytics.sent}/${fresh.analytics.failed}` : undefined;
+  // Held recipients are sent as they come due, which moves the counters: each event, they are counted again.
+  const client = useClient();
+  useEffect(() => {
+    if (stamp && status === 'active') void client.query(CampaignHeldDocument, { id }, { requestPolicy: 'network-only' }).toPromise();
+  }, [stamp, status, client, id]);
+
   if (error && !campaign) return <ErrorAlert error={error} />;
   if (!campaign || !status || !analytics) return fetching ? <PageLoader /> : null;
   const groupNames = new Map((groupData?.groups.edges ?? []).map((e) => [e.node._id, e.node.name]));
@@ -107,7 +132,7 @@ export default function CampaignPage() {
   // campaign sends in runs, each with a pace of its own: its own row shows one only if it reports one.
   const sending: Pace | null = status === 'active' ? (fresh ?? campaign) : null;
   const pace = sending && (!inRuns || sending.throttled || sending.sendRate != null || sending.estimatedCompletionAt != null) ? sending : null;
-  const stamp = fresh ? `${fresh.updatedAt}/${fresh.analytics.sent}/${fresh.analytics.failed}` : undefined;
+  const held: Held | null = status === 'active' ? { waiting: campaign.progress.waiting, nextOpeningAt: campaign.progress.nextOpeningAt, localTime: !!campaign.localSendAt } : null;
 
   return (
     <>
@@ -133,7 +158,7 @@ export default function CampaignPage() {
         </Grid.Col>
         <Grid.Col span={{ base: 12, md: 7 }}>
           <Stack>
-            {status !== 'draft' && <CampaignAnalyticsCard status={status} channels={campaign.channels} analytics={analytics} total={campaign.progress.total} live={waiting} pace={pace} />}
+            {status !== 'draft' && <CampaignAnalyticsCard status={status} channels={campaign.channels} analytics={analytics} total={campaign.progress.total} live={waiting} pace={pace} held={held} />}
             {status !== 'draft' && <CampaignFunnelCard campaignId={campaign._id} stamp={stamp} />}
             {beforeLaunch && <CampaignPreviewCard campaignId={campaign._id} />}
             {/* An automated campaign's audience is not known before its triggers happen: nothing to estimate. */}
@@ -174,10 +199,12 @@ function Overview({ campaign, groupNames }: { campaign: CampaignFieldsFragment; 
     ['Type', TYPE_LABELS[campaign.type]],
     ['Channels', channelList(campaign.channels)],
     ['Audience', campaign.type === 'automated' ? 'Each contact that meets its trigger' : <Audience key="audience" campaign={campaign} groupNames={groupNames} />],
-    ['Starts', campaign.scheduleDate ? formatDateTime(campaign.scheduleDate) : 'When launched'],
-    ['Created', formatDateTime(campaign.createdAt)],
-    ['Last changed', formatDateTime(campaign.updatedAt)],
+    // The start of a campaign sent at a local time is when that time first comes anywhere (UTC+14).
+    ['Starts', campaign.scheduleDate ? `${formatDateTime(campaign.scheduleDate)}${campaign.localSendAt ? ', where its local send time comes first' : ''}` : 'When launched'],
   ];
+  if (campaign.localSendAt) rows.push(['Local send time', `${formatWallClock(campaign.localSendAt)} on each recipient's clock`]);
+  if (campaign.sendingHours) rows.push(['Sending hours', `${hoursInWords(campaign.sendingHours)} in each recipient's time zone, instead of the organization's`]);
+  rows.push(['Created', formatDateTime(campaign.createdAt)], ['Last changed', formatDateTime(campaign.updatedAt)]);
   if (campaign.progress.total > 0) {
     const p = campaign.progress;
     rows.push(['Recipients', `${formatNumber(p.total)} in all: ${formatNumber(p.sent)} sent, ${formatNumber(p.failed)} failed, ${formatNumber(p.pending)} pending, ${formatNumber(p.canceled)} canceled`]);

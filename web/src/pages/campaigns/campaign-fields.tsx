@@ -20,6 +20,8 @@ export const CampaignFields = graphql(`
     selectedGroups
     manualRecipients
     scheduleDate
+    localSendAt
+    sendingHours
     recurrence {
       rule
       timezone
@@ -64,6 +66,8 @@ export const CampaignFields = graphql(`
       sent
       failed
       pending
+      waiting
+      nextOpeningAt
       canceled
     }
     throttled

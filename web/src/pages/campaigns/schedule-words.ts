@@ -1,6 +1,7 @@
 /**
- * How the schedule of a recurring or automated campaign reads: a delay (an ISO 8601 duration) in
- * words, and a time in the campaign's own time zone. Only for showing: the server checks the values.
+ * How the schedule of a campaign reads: a delay (an ISO 8601 duration) in words, a time in the
+ * campaign's own time zone, and a local send time as its wall clock has it. Only for showing: the
+ * server checks the values.
  */
 
 const UNITS = [
@@ -66,4 +67,16 @@ export function formatInZone(iso: string | null | undefined, zone: string): stri
 export function timeZones(own: string): string[] {
   const known = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [];
   return [...new Set([...known, 'UTC', own])].sort((a, b) => a.localeCompare(b));
+}
+
+const wallClockFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
+
+/**
+ * A local send time (`2026-12-05T09:00:00`, a wall-clock time in no zone) as the console's other dates
+ * read (`Dec 5, 2026, 9:00 AM`): its own figures, never moved to the browser's zone (read as UTC and
+ * shown in UTC, so no daylight-saving change of the browser's shifts it).
+ */
+export function formatWallClock(local: string): string {
+  const d = new Date(`${local.length === 16 ? `${local}:00` : local}Z`);
+  return Number.isNaN(d.getTime()) ? local : wallClockFormat.format(d);
 }

@@ -4,6 +4,7 @@ import { useMutation, useQuery } from 'urql';
 import { ErrorAlert } from '../../components/ErrorAlert';
 import { PageHeader } from '../../components/PageHeader';
 import { PageLoader } from '../../components/PageLoader';
+import { SendingHoursFields, hoursDraftOf, hoursOf, type HoursDraft } from '../../components/SendingHoursFields';
 import { TimeZoneSelect } from '../../components/TimeZoneSelect';
 import { graphql } from '../../gql';
 import { fieldErrors } from '../../lib/errors';
@@ -13,6 +14,7 @@ const SendingHoursSetting = graphql(`
     organization {
       _id
       timezone
+      sendingHours
     }
   }
 `);
@@ -22,31 +24,48 @@ const SendingHoursUpdate = graphql(`
     updateOrganization(input: $input) {
       _id
       timezone
+      sendingHours
     }
   }
 `);
 
-/** The organization's time zone: the one of every contact without a zone of its own (admins). */
+/** What the saved settings mean, said once saved. */
+const savedWords = (zone: string, hours: string | null) =>
+  `Saved: contacts without a zone of their own are in ${zone}; campaigns reach recipients ${hours ? `between ${hours.slice(0, 5)} and ${hours.slice(6)} their time` : 'at any time'}.`;
+
+/**
+ * The organization's time zone (the one of every contact without a zone of its own) and its sending
+ * hours (when campaigns may reach a recipient, on the recipient's clock), saved together (admins).
+ */
 export default function SendingHoursPage() {
   const [{ data, fetching, error }] = useQuery({ query: SendingHoursSetting });
   const [state, update] = useMutation(SendingHoursUpdate);
   const saved = data?.organization.timezone;
+  // Undefined until read; null when the organization has none (any time).
+  const savedHours = data?.organization.sendingHours;
   const [zone, setZone] = useState<string | null>(null);
+  const [hours, setHours] = useState<HoursDraft>(() => hoursDraftOf(null));
   const [done, setDone] = useState(false);
   useEffect(() => {
     if (saved) setZone(saved);
   }, [saved]);
+  useEffect(() => {
+    if (savedHours !== undefined) setHours(hoursDraftOf(savedHours));
+  }, [savedHours]);
   const problems = fieldErrors(state.error);
+  const hoursChanged = savedHours !== undefined && hoursOf(hours) !== savedHours;
   const save = async () => {
     setDone(false);
     if (!zone) return;
-    const result = await update({ input: { timezone: zone } });
+    // Only what changed: each change is audited on its own.
+    const input = { ...(zone !== saved ? { timezone: zone } : {}), ...(hoursChanged ? { sendingHours: hoursOf(hours) } : {}) };
+    const result = await update({ input });
     if (!result.error) setDone(true);
   };
   return (
     <>
       <PageHeader title="Sending hours" />
-      <ErrorAlert error={error ?? (problems.timezone ? undefined : state.error)} />
+      <ErrorAlert error={error ?? (problems.timezone || problems.sendingHours ? undefined : state.error)} />
       {!saved && fetching && <PageLoader />}
       {saved && (
         <Paper withBorder p="lg" radius="md" maw={720}>
@@ -61,13 +80,23 @@ export default function SendingHoursPage() {
               }}
               error={problems.timezone}
             />
+            <SendingHoursFields
+              label="Limit campaign sending hours"
+              description="The hours are read in each recipient's time zone, a window ending before it starts crosses midnight, and a campaign message due outside it waits for the next opening; automated campaigns and single sends are never held."
+              value={hours}
+              onChange={(h) => {
+                setHours(h);
+                setDone(false);
+              }}
+              error={problems.sendingHours}
+            />
             <Group>
-              <Button loading={state.fetching} onClick={() => void save()} disabled={!zone || zone === saved}>
+              <Button loading={state.fetching} onClick={() => void save()} disabled={!zone || (zone === saved && !hoursChanged)}>
                 Save
               </Button>
               {done && (
                 <Text size="sm" role="status">
-                  Saved: contacts without a zone of their own are in {saved}.
+                  {savedWords(saved, savedHours ?? null)}
                 </Text>
               )}
             </Group>
