@@ -95,6 +95,43 @@ test('kill -9 of the worker halfway: a new worker finishes, every recipient logg
   await workers.stop(successor);
 }, 120_000);
 
+test('kill -9 of the worker while recipients wait for their local send time: a new worker sends each once when it comes', async () => {
+  const org = await signupOrg(api);
+  await herald.db('organization_credits').where({ organization_id: org.orgId }).update({ credits: 100_000 });
+  await herald.db.raw(
+    `INSERT INTO contacts (organization_id, name, phone) SELECT ?, 'Contact ' || i, '+2547' || lpad((20000000 + i)::text, 8, '0') FROM generate_series(1, 300) AS i`,
+    [org.orgId],
+  );
+  // Fifteen seconds from now on Nairobi's clock (the organization's zone, and so its contacts'): time for a worker to start.
+  const at = new Date(Date.now() + 3 * 3_600_000 + 15_000).toISOString().slice(0, 19);
+  const created = await api.post(
+    '/campaigns',
+    { name: 'Soon', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'On time' } }, localSendAt: at },
+    { token: org.token },
+  );
+  expect((await api.post(`/campaigns/${created.body._id}/launch`, undefined, { token: org.token })).body.status).toBe('active');
+  const victim = startWorker();
+  const progress = () => api.get(`/campaigns/${created.body._id}/progress`, { token: org.token });
+  // The worker has moved everyone into batches due then; it dies while they wait.
+  const waiting = await waitFor(progress, (r) => r.body.waiting === 300, 30_000);
+  expect(waiting.body).toMatchObject({ total: 300, sent: 0, waiting: 300, nextOpeningAt: `${new Date(Date.parse(`${at}Z`) - 3 * 3_600_000).toISOString()}` });
+  await workers.stop(victim, 'SIGKILL');
+  const successor = startWorker();
+  const done = await waitForCompletion(org, created.body._id);
+  expect(done.analytics).toMatchObject({ sent: 300, failed: 0 });
+  // Sent when it came, not before.
+  const [{ first }] = (await herald.db.raw('SELECT min(created_at) AS first FROM message_logs WHERE organization_id = ? AND campaign_id = ?', [org.orgId, created.body._id])).rows;
+  expect(first.getTime()).toBeGreaterThanOrEqual(Date.parse(`${at}Z`) - 3 * 3_600_000 - 1000);
+  const entries = await herald.db.raw(
+    `SELECT coalesce(r->>'recipient', r #>> '{}') AS recipient, count(*)::int AS n FROM message_logs, json_array_elements(recipients) AS r
+     WHERE organization_id = ? AND campaign_id = ? GROUP BY 1`,
+    [org.orgId, created.body._id],
+  );
+  expect(entries.rows.length).toBe(300);
+  expect(entries.rows.filter((r: { n: number }) => r.n !== 1)).toEqual([]);
+  await workers.stop(successor);
+}, 60_000);
+
 test('a worker signalled while it starts stops once started, as any stop: exit code 0, never killed by the signal', async () => {
   // The worker's own connections, told apart by their application name (the connection string's
   // parameters win over Herald's 'herald'): counting every connection of the database also counts

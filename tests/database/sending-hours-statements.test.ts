@@ -1,0 +1,77 @@
+import pg from 'pg';
+import type { Statement as Named } from '../../src/db/statements.js';
+import { claimBatches, contactZones, dueLaterByEmail, dueLaterByPhone, holdRecipients, lockCampaign, nextDue } from '../../src/delivery/sql/batches.js';
+import type { Herald } from '../../src/server.js';
+import { heraldWithOrg, type Client, type Credential, type Org } from '../helpers/herald.js';
+import { expectEachWithOrganization, tenantStatementsOf, type Statement } from '../helpers/statements.js';
+
+/**
+ * Sending hours, local send times and frequency caps stay with their organization (on Citus one
+ * shard per statement; on Postgres every tenant scan filtered by it): the statements a launch issues
+ * while it holds recipients back for their hours and leaves capped ones out (claiming, reading who
+ * is due, moving them into later batches, the next due time, the contacts' zones, the caps' counts),
+ * and those of the estimate, the preview and the progress that tell it.
+ */
+
+let herald: Herald, api: Client, org: Org, cred: Credential;
+beforeAll(async () => {
+  ({ herald, api, org } = await heraldWithOrg());
+  cred = { token: org.token };
+});
+afterAll(() => herald?.stop());
+
+async function ok(res: Promise<{ status: number; body: any }>, status = 200) {
+  const r = await res;
+  if (r.status !== status) throw new Error(`${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+test("each statement of sending hours and caps names the organization and reads only its rows", async () => {
+  // A window that is closed now in Nairobi (the organization's zone, and its contacts'): from two to three hours ahead.
+  const hour = (new Date().getUTCHours() + 3) % 24;
+  const at = (h: number) => `${String(h % 24).padStart(2, '0')}:00`;
+  await ok(api.put('/organizations/current', { sendingHours: `${at(hour + 2)}-${at(hour + 3)}`, frequencyCaps: { sms: { messages: 1, days: 7 } } }, cred));
+  const ann = await ok(api.post('/contacts', { name: 'Ann', phone: '0712300101', email: 'ann.hours@example.com' }, cred), 201);
+  await ok(api.post('/contacts', { name: 'Ben', phone: '0712300102', email: 'ben.hours@example.com', timezone: 'Asia/Tokyo' }, cred), 201);
+  const body = { type: 'broadcast', channels: ['sms', 'email'], messages: { sms: { content: 'Hi' }, email: { subject: 'Hi', content: 'Hello' } } };
+
+  const statements: Statement[] = [];
+  const record = async <T>(request: () => Promise<T>) => {
+    const captured = await tenantStatementsOf(herald.db, request);
+    statements.push(...captured.statements);
+    return captured.result;
+  };
+  const first = await ok(api.post('/campaigns', { name: 'First', ...body }, cred), 201);
+  await record(() => ok(api.get(`/campaigns/${first._id}/estimate`, cred)));
+  await record(() => ok(api.post(`/campaigns/${first._id}/preview`, { contactId: ann._id }, cred)));
+  await record(() => ok(api.post(`/campaigns/${first._id}/launch`, undefined, cred)));
+  const progress = await record(() => ok(api.get(`/campaigns/${first._id}/progress`, cred)));
+  expect(progress.waiting).toBeGreaterThan(0);
+  const second = await ok(api.post('/campaigns', { name: 'Second', ...body }, cred), 201);
+  const estimate = await record(() => ok(api.get(`/campaigns/${second._id}/estimate`, cred)));
+  expect(estimate.capped).toBe(2);
+
+  // The statements that hold recipients back run on the pool's connections, named: each as the engine calls it.
+  const as = <P extends object>(st: Named<P, any>, params: P): Statement => ({ sql: st.text, bindings: st.order.map((k) => params[k]) });
+  const key = { orgId: org.orgId, campaignId: first._id, channel: 'sms' };
+  const due = { ...key, batchNos: [1, 2], now: new Date(), orgZone: 'Africa/Nairobi', hours: '08:00-20:00', localAt: '2026-12-05T09:00:00' };
+  statements.push(
+    as(claimBatches, { ...key, leaseSeconds: 60, unitCost: 1, heldOnly: true, limit: 16, from: 0, now: new Date() }),
+    as(dueLaterByPhone, due),
+    as(dueLaterByEmail, { ...due, channel: 'email' }),
+    as(holdRecipients, { ...key, held: JSON.stringify([{ batch_no: 1, pos: 1, due: new Date() }]) }),
+    as(lockCampaign, { orgId: org.orgId, campaignId: first._id }),
+    as(nextDue, { ...key, now: new Date() }),
+    as(contactZones, { orgId: org.orgId }),
+  );
+  // The caps' counts were among the requests' statements.
+  expect(statements.some((s) => s.sql.includes('HAVING count(*) >='))).toBe(true);
+
+  const explain = new pg.Client({ connectionString: process.env.HERALD_TEST_DATABASE_URL });
+  await explain.connect();
+  try {
+    await expectEachWithOrganization(explain, statements, org.orgId);
+  } finally {
+    await explain.end();
+  }
+});
