@@ -37,13 +37,13 @@ export function anchorOf(row: Pick<CampaignRow, 'schedule_date' | 'started_at'>)
 export const insertRun = statement<{ orgId: string; parentId: string; scheduledAt: Date; contacts: string[] | null }, CampaignRow>(
   'herald_campaign_run_insert',
   `INSERT INTO campaigns (organization_id, parent_id, name, description, type, channels, status, recipient_type, selected_contacts,
-                          selected_groups, manual_recipients, messages, schedule_date, created_by)
+                          selected_groups, manual_recipients, messages, schedule_date, created_by, exempt_from_caps)
    SELECT p.organization_id, p.id, p.name, p.description, p.type, p.channels, 'scheduled',
           CASE WHEN :contacts::uuid[] IS NULL THEN p.recipient_type ELSE 'selected' END,
           coalesce(:contacts::uuid[], p.selected_contacts),
           CASE WHEN :contacts::uuid[] IS NULL THEN p.selected_groups ELSE '{}' END,
           CASE WHEN :contacts::uuid[] IS NULL THEN p.manual_recipients ELSE '{}' END,
-          p.messages, :scheduledAt::timestamptz, p.created_by
+          p.messages, :scheduledAt::timestamptz, p.created_by, p.exempt_from_caps
    FROM campaigns p WHERE p.organization_id = :orgId AND p.id = :parentId
    ON CONFLICT (organization_id, parent_id, schedule_date) WHERE parent_id IS NOT NULL AND type = 'recurring' DO NOTHING
    RETURNING *`,
