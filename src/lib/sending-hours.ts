@@ -54,8 +54,9 @@ export const lastComing = (local: string): Date => new Date(asUtc(local).getTime
  * sending hours `hours` (`HH:MM-HH:MM` text, null for any time) are closed in the zone at that time,
  * their next opening there. Each argument is an SQL expression. Every function in it is immutable
  * (`AT TIME ZONE` with a named zone), so it runs as it is wherever Citus sends it. Daylight saving
- * follows the zone: an opening in a skipped hour (02:30 on the night clocks go forward) is taken
- * as the same time on the offset before the change, an hour later on the new wall clock.
+ * follows the zone: an opening in a skipped hour (02:30 on the night clocks go forward) comes at
+ * that time on the offset before the change, an hour later on the new wall clock (03:30); an opening
+ * in a repeated hour (01:30 on the night they go back) comes the second time.
  */
 export function dueSql(p: { zone: string; now: string; hours: string; localAt: string }, alias: string): string {
   const at = `${alias}_at`;
