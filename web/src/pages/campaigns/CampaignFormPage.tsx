@@ -1,4 +1,4 @@
-import { Alert, Box, Button, Checkbox, Fieldset, Grid, Group, List, MultiSelect, Radio, Select, Stack, TagsInput, Text, TextInput, Textarea } from '@mantine/core';
+import { Alert, Box, Button, Checkbox, Fieldset, Grid, Group, List, MultiSelect, Radio, Select, Stack, Switch, TagsInput, Text, TextInput, Textarea } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { useMutation, useQuery, type CombinedError } from 'urql';
@@ -12,6 +12,7 @@ import type { CampaignFieldsFragment, CampaignType, Channel } from '../../gql/gr
 import { fieldErrors } from '../../lib/errors';
 import { formatNumber } from '../../lib/format';
 import { useMe } from '../../lib/me';
+import { capsInWords } from '../settings/FrequencyCapsFields';
 import { CHANNELS, CHANNEL_LABELS, TYPE_LABELS, channelList, fromLocalInput, plural, timeZone, toLocalInput } from './campaign-fields';
 import { ComposePreviewCard, type PreviewText } from './ComposePreviewCard';
 import { MessageFields, emptyMessage, messageInput, type MessageDraft, type TemplateOption } from './MessageFields';
@@ -28,13 +29,28 @@ const CampaignForEdit = graphql(`
 
 /**
  * What the form offers to choose from: the groups (audience) and the saved templates (messages); and
- * the organization's sending hours, which a campaign without its own keeps.
+ * the organization's sending hours, which a campaign without its own keeps, and its frequency caps,
+ * which an exempt campaign escapes.
  */
 const CampaignFormChoices = graphql(`
   query CampaignFormChoices {
     organization {
       _id
       sendingHours
+      frequencyCaps {
+        email {
+          messages
+          days
+        }
+        sms {
+          messages
+          days
+        }
+        whatsapp {
+          messages
+          days
+        }
+      }
     }
     groups(first: 1000) {
       edges {
@@ -99,6 +115,9 @@ const hasLocalTime = (type: CampaignType) => type === 'broadcast' || type === 't
 /** The types sending hours hold: an automated campaign answers a contact's own action, never held. */
 const hasSendingHours = (type: CampaignType) => type !== 'automated';
 
+/** The types frequency caps hold (so that can be exempt from them): an automated campaign is never capped. */
+const hasCaps = (type: CampaignType) => type !== 'automated';
+
 /** A local send time as a `datetime-local` input holds it: the server's `2026-12-05T09:00:00` to the minute. */
 const localInputOf = (localSendAt: string | null | undefined) => localSendAt?.slice(0, 16) ?? '';
 
@@ -147,12 +166,16 @@ function CampaignForm({ campaign }: { campaign: CampaignFieldsFragment | null })
   const initialLocal = localInputOf(campaign?.localSendAt);
   const [localAt, setLocalAt] = useState(initialLocal);
   const organizationHours = choices?.organization.sendingHours ?? null;
+  const organizationCaps = choices && capsInWords(choices.organization.frequencyCaps);
+  const capsNow = choices ? (organizationCaps ? `The organization's caps: ${organizationCaps}.` : 'The organization has no caps at the moment.') : '';
   const [initialHours] = useState(() => hoursDraftOf(campaign?.sendingHours));
   const [ownHours, setOwnHours] = useState(initialHours);
   const [initialRecurrence] = useState(() => recurrenceDraftOf(campaign));
   const [recurrence, setRecurrence] = useState(initialRecurrence);
   const [initialTrigger] = useState(() => triggerDraftOf(campaign));
   const [trigger, setTrigger] = useState(initialTrigger);
+  const initialExempt = campaign?.exemptFromCaps ?? false;
+  const [exempt, setExempt] = useState(initialExempt);
 
   const [createState, create] = useMutation(CreateCampaignDocument);
   const [updateState, update] = useMutation(UpdateCampaignDocument);
@@ -188,6 +211,7 @@ function CampaignForm({ campaign }: { campaign: CampaignFieldsFragment | null })
         // Only a changed time is sent: for a scheduled campaign, an empty one would start it at once.
         ...(!local && schedule !== initialSchedule ? { scheduleDate: fromLocalInput(schedule) } : {}),
         ...(sendingHours !== hoursOf(initialHours) ? { sendingHours } : {}),
+        ...(hasCaps(type) && exempt !== initialExempt ? { exemptFromCaps: exempt } : {}),
         // Likewise the schedule of a recurring or automated campaign: only what was changed.
         ...(type === 'recurring' && (recurrence.rule !== initialRecurrence.rule || recurrence.timezone !== initialRecurrence.timezone)
           ? { recurrence: recurrenceInput(recurrence) }
@@ -209,6 +233,7 @@ function CampaignForm({ campaign }: { campaign: CampaignFieldsFragment | null })
         // One or the other: the server refuses both.
         ...(local ? { localSendAt: local } : { scheduleDate: type === 'automated' ? null : fromLocalInput(schedule) }),
         ...(sendingHours ? { sendingHours } : {}),
+        ...(hasCaps(type) && exempt ? { exemptFromCaps: true } : {}),
         ...(type === 'recurring' ? { recurrence: recurrenceInput(recurrence) } : {}),
         ...(type === 'automated' ? { trigger: triggerInput(trigger), delay: delayInput(trigger) } : {}),
       };
@@ -320,6 +345,15 @@ function CampaignForm({ campaign }: { campaign: CampaignFieldsFragment | null })
                   error={errors.sendingHours}
                 />
               )}
+              {hasCaps(type) && (
+                <Switch
+                  label="Exempt from frequency caps"
+                  description={`A service notice everyone must get: sent whatever the caps, and it does not count against them either. ${capsNow}`}
+                  checked={exempt}
+                  onChange={(e) => setExempt(e.currentTarget.checked)}
+                  error={errors.exemptFromCaps}
+                />
+              )}
               <Group justify="flex-end">
                 <Button variant="default" component={Link} to={campaign ? `/campaigns/${campaign._id}` : '/campaigns'}>
                   Cancel
@@ -347,6 +381,7 @@ function placedFields(channels: Channel[], type: CampaignType): Set<string> {
   const fields = ['name', 'description', 'type', 'channels', 'recipients.groups', 'recipients.contacts', 'recipients.manual', 'scheduleDate'];
   if (hasLocalTime(type)) fields.push('localSendAt');
   if (hasSendingHours(type)) fields.push('sendingHours');
+  if (hasCaps(type)) fields.push('exemptFromCaps');
   if (type === 'recurring') fields.push('recurrence', 'recurrence.rule', 'recurrence.timezone');
   if (type === 'automated') fields.push('trigger', 'trigger.event', 'trigger.groupId', 'delay');
   for (const c of channels) fields.push(`messages.${c}`, `messages.${c}.content`, `messages.${c}.subject`, `messages.${c}.templateId`);

@@ -61,6 +61,7 @@ const CampaignProgressDocument = graphql(`
         bounced
         complained
         suppressed
+        capped
       }
       throttled
       sendRate
@@ -158,7 +159,18 @@ export default function CampaignPage() {
         </Grid.Col>
         <Grid.Col span={{ base: 12, md: 7 }}>
           <Stack>
-            {status !== 'draft' && <CampaignAnalyticsCard status={status} channels={campaign.channels} analytics={analytics} total={campaign.progress.total} live={waiting} pace={pace} held={held} />}
+            {status !== 'draft' && (
+              <CampaignAnalyticsCard
+                status={status}
+                channels={campaign.channels}
+                analytics={analytics}
+                total={campaign.progress.total}
+                live={waiting}
+                pace={pace}
+                held={held}
+                heldToCaps={campaign.type !== 'automated' && !campaign.exemptFromCaps}
+              />
+            )}
             {status !== 'draft' && <CampaignFunnelCard campaignId={campaign._id} stamp={stamp} />}
             {beforeLaunch && <CampaignPreviewCard campaignId={campaign._id} />}
             {/* An automated campaign's audience is not known before its triggers happen: nothing to estimate. */}
@@ -191,6 +203,7 @@ const largest = (a: Counters, b: Counters): Counters => ({
   bounced: Math.max(a.bounced, b.bounced),
   complained: Math.max(a.complained, b.complained),
   suppressed: Math.max(a.suppressed, b.suppressed),
+  capped: Math.max(a.capped, b.capped),
 });
 
 /** What the campaign is and whom it goes to. */
@@ -204,6 +217,7 @@ function Overview({ campaign, groupNames }: { campaign: CampaignFieldsFragment; 
   ];
   if (campaign.localSendAt) rows.push(['Local send time', `${formatWallClock(campaign.localSendAt)} on each recipient's clock`]);
   if (campaign.sendingHours) rows.push(['Sending hours', `${hoursInWords(campaign.sendingHours)} in each recipient's time zone, instead of the organization's`]);
+  if (campaign.exemptFromCaps) rows.push(['Frequency caps', 'Exempt: sent whatever the caps, and not counted against them']);
   rows.push(['Created', formatDateTime(campaign.createdAt)], ['Last changed', formatDateTime(campaign.updatedAt)]);
   if (campaign.progress.total > 0) {
     const p = campaign.progress;

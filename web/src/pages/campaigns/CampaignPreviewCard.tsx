@@ -4,6 +4,7 @@ import { useQuery } from 'urql';
 import { ContactSelect, type ContactOption } from '../../components/ContactPicker';
 import { ErrorAlert } from '../../components/ErrorAlert';
 import { graphql } from '../../gql';
+import { formatDateTime } from '../../lib/format';
 import { CHANNEL_LABELS, plural } from './campaign-fields';
 import { EmailFrame } from './EmailFrame';
 
@@ -21,6 +22,7 @@ const CampaignPreviewDocument = graphql(`
         encoding
         cost
         error
+        sendsAt
       }
     }
   }
@@ -53,6 +55,8 @@ export function CampaignPreviewCard({ campaignId }: { campaignId: string }) {
               {m.recipient && <Text size="sm">to {m.recipient}</Text>}
             </Group>
             {m.recipient === null && <Text size="sm">This contact has no address for {CHANNEL_LABELS[m.channel]}: it would not be sent.</Text>}
+            {/* Held for their sending hours or the local send time: when a launch now would reach them. */}
+            {m.recipient && m.sendsAt && <Text size="sm">Reaches them at {formatDateTime(m.sendsAt)} if launched now.</Text>}
             {m.error && (
               <Alert color="red" title="It cannot be rendered" role="alert">
                 {m.error}

@@ -22,6 +22,7 @@ export const CampaignFields = graphql(`
     scheduleDate
     localSendAt
     sendingHours
+    exemptFromCaps
     recurrence {
       rule
       timezone
@@ -60,6 +61,7 @@ export const CampaignFields = graphql(`
       bounced
       complained
       suppressed
+      capped
     }
     progress {
       total
