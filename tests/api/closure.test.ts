@@ -3,6 +3,7 @@ import { LAYOUT } from '../../src/db/layout.js';
 import { CLOSING_ORDER } from '../../src/modules/closure/sql.js';
 import { runClosure, STEP_COUNT } from '../../src/modules/closure/service.js';
 import type { Herald } from '../../src/server.js';
+import { SANDBOX_RECEIPTS_TASK } from '../../src/delivery/channels/sandbox.js';
 import { whereWritten } from '../helpers/database-scan.js';
 import { addUser, createApiKey, heraldWithOrgs, signupOrg, waitFor, type Client, type Org } from '../helpers/herald.js';
 
@@ -154,6 +155,16 @@ describe('closing', () => {
     const closure = closing.body.data.closeOrganization as { _id: string; status: string; deleteAfter: string };
     expect(closure.status).toBe('scheduled');
     const payload = { orgId: org.orgId, closureId: closure._id };
+    // The simulated receipts of its last sends (queued a few seconds after them) are all in: its rows stay as counted.
+    const receiptsWaiting = async (orgId: string) =>
+      (
+        await herald.db.raw(
+          `SELECT count(*)::int AS n FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
+           WHERE t.identifier = ? AND j.payload->>'orgId' = ?`,
+          [SANDBOX_RECEIPTS_TASK, orgId],
+        )
+      ).rows[0].n as number;
+    for (const orgId of [org.orgId, other.orgId]) expect(await waitFor(() => receiptsWaiting(orgId), (n) => n === 0, 20_000)).toBe(0);
     const before = await rowsOf(org.orgId);
     expect(Object.keys(before).length).toBeGreaterThan(25);
     const theirs = await rowsOf(other.orgId);
