@@ -290,9 +290,9 @@ describe('dailyStats (GraphQL)', () => {
 
 const FUNNEL = `query Funnel($id: ID!) {
   campaign(id: $id) {
-    analytics { sent failed delivered opened clicked bounced complained suppressed }
+    analytics { sent failed delivered opened clicked bounced complained suppressed capped }
     funnel {
-      audience suppressed sent failed delivered opened clicked bounced complained unsubscribed credits
+      audience suppressed capped sent failed delivered opened clicked bounced complained unsubscribed credits
       byChannel { channel audience sent failed delivered opened clicked bounced complained unsubscribed credits }
       timeline { bucketMinutes points { at sent failed } }
     }
@@ -303,7 +303,7 @@ describe('a campaign’s funnel', () => {
   test('from its audience to its clicks, per channel, its cost and its sends over time; its test send left out; equal to its analytics', async () => {
     const res = await api.get(`/campaigns/${campaignId}/funnel`, as(org));
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ audience: 5, suppressed: 0, sent: 5, failed: 0, delivered: 2, opened: 1, clicked: 1, bounced: 1, complained: 1, unsubscribed: 0, credits: 3.5 });
+    expect(res.body).toMatchObject({ audience: 5, suppressed: 0, capped: 0, sent: 5, failed: 0, delivered: 2, opened: 1, clicked: 1, bounced: 1, complained: 1, unsubscribed: 0, credits: 3.5 });
     expect(res.body.byChannel).toEqual([
       { channel: 'sms', audience: 2, sent: 2, failed: 0, delivered: 2, opened: 0, clicked: 0, bounced: 0, complained: 0, unsubscribed: 0, credits: 2 },
       { channel: 'email', audience: 3, sent: 3, failed: 0, delivered: 0, opened: 1, clicked: 1, bounced: 1, complained: 1, unsubscribed: 0, credits: 1.5 },
@@ -342,7 +342,7 @@ describe('a campaign’s funnel', () => {
 
   test('a draft has zeros; another organization’s campaign, or no campaign, is 404', async () => {
     const draft = await api.post('/campaigns', { name: 'Draft', type: 'broadcast', channels: ['sms'], messages: { sms: { content: 'Hi' } } }, as(org));
-    expect((await api.get(`/campaigns/${draft.body._id}/funnel`, as(org))).body).toEqual({ audience: 0, suppressed: 0, ...ZERO, ...NO_UNSUBSCRIBES, byChannel: [], timeline: { bucketMinutes: 1, points: [] } });
+    expect((await api.get(`/campaigns/${draft.body._id}/funnel`, as(org))).body).toEqual({ audience: 0, suppressed: 0, capped: 0, ...ZERO, ...NO_UNSUBSCRIBES, byChannel: [], timeline: { bucketMinutes: 1, points: [] } });
     expect((await api.get(`/campaigns/${campaignId}/funnel`, as(other))).status).toBe(404);
     expect((await api.get(`/campaigns/${randomUUID()}/funnel`, as(org))).status).toBe(404);
     expect((await api.get('/campaigns/not-an-id/funnel', as(org))).status).toBe(404);

@@ -175,6 +175,8 @@ describeInBrowser('frequency caps in the console', () => {
     await page.getByRole('group', { name: 'Suppressed' }).getByText(/0\s?% of the audience/).waitFor();
     await page.getByText(/Capped counts addresses left out at launch because they had reached their frequency cap/).waitFor();
     expect((await campaign(second)).analytics).toMatchObject({ sent: 1, capped: 2 });
+    // The funnel says so too.
+    await page.getByText(/2 left out at launch \(frequency cap reached\)/).waitFor();
     await expectAccessible(page);
     await screenshot(page, 'campaign-capped');
     expect(ui.problems()).toEqual([]);

@@ -94,8 +94,9 @@ test('an address over its cap is left out, counted first by the estimate, never 
   expect(finished.analytics).toMatchObject({ sent: 1, failed: 0, capped: 2 });
   expect(await sentTo(org, third._id)).toEqual([c!.phone]);
   expect((await ok(api.get('/organizations/current', auth(org)))).credits).toBeCloseTo(before - estimate.cost, 2);
-  const gql = await api.post('/graphql', { query: `{ campaign(id: "${third._id}") { analytics { capped sent } } }` }, auth(org));
-  expect(gql.body.data.campaign.analytics).toEqual({ capped: 2, sent: 1 });
+  const gql = await api.post('/graphql', { query: `{ campaign(id: "${third._id}") { analytics { capped sent } funnel { audience capped } } }` }, auth(org));
+  expect(gql.body.data.campaign).toEqual({ analytics: { capped: 2, sent: 1 }, funnel: { audience: 1, capped: 2 } });
+  expect(await ok(api.get(`/campaigns/${third._id}/funnel`, auth(org)))).toMatchObject({ audience: 1, capped: 2, sent: 1 });
 
   // A test send reaches a capped address; an exempt campaign reaches everyone and counts for nobody.
   const tested = await ok(api.post(`/campaigns/${third._id}/test`, { to: [a!.phone] }, auth(org)));

@@ -102,6 +102,8 @@ export interface FunnelDto extends Figures {
   audience: number;
   /** Addresses left out at launch: a contact with them unsubscribed from the channel. */
   suppressed: number;
+  /** Addresses left out at launch: they had reached their channel's frequency cap. */
+  capped: number;
   byChannel: (Figures & { channel: Channel; audience: number })[];
   /** Recipients settled over time, its runs' included. */
   timeline: { bucketMinutes: number; points: { at: string; sent: number; failed: number }[] };
@@ -153,6 +155,7 @@ export const funnel = operation({
     return {
       ...totals,
       suppressed: Number(campaign.suppressed) + (inRuns ? Number(campaign.runs_suppressed) : 0),
+      capped: Number(campaign.capped) + (inRuns ? Number(campaign.runs_capped) : 0),
       byChannel,
       timeline: {
         bucketMinutes: timeline[0]?.minutes ?? 1,

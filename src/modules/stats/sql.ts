@@ -40,12 +40,14 @@ const MEMBERS = `SELECT :campaignId::uuid AS id, true AS own
 /** A campaign as its funnel needs it, with what its runs left out at their launches. */
 export const funnelCampaign = statement<
   { orgId: string; campaignId: string },
-  { type: string; status: string; parent_id: string | null; suppressed: number; runs_suppressed: number }
+  { type: string; status: string; parent_id: string | null; suppressed: number; runs_suppressed: number; capped: number; runs_capped: number }
 >(
   'herald_stats_funnel_campaign',
-  `SELECT c.type, c.status, c.parent_id, c.suppressed,
-          (SELECT coalesce(sum(r.suppressed), 0) FROM campaigns r WHERE r.organization_id = :orgId AND r.parent_id = c.id)::bigint AS runs_suppressed
-   FROM campaigns c WHERE c.organization_id = :orgId AND c.id = :campaignId::uuid`,
+  `SELECT c.type, c.status, c.parent_id, c.suppressed, c.capped, r.suppressed AS runs_suppressed, r.capped AS runs_capped
+   FROM campaigns c
+   CROSS JOIN LATERAL (SELECT coalesce(sum(r.suppressed), 0)::bigint AS suppressed, coalesce(sum(r.capped), 0)::bigint AS capped
+                       FROM campaigns r WHERE r.organization_id = :orgId AND r.parent_id = c.id) r
+   WHERE c.organization_id = :orgId AND c.id = :campaignId::uuid`,
 );
 
 /**

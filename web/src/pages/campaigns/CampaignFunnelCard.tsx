@@ -17,6 +17,7 @@ const CampaignFunnelDocument = graphql(`
       funnel {
         audience
         suppressed
+        capped
         sent
         failed
         delivered
@@ -133,7 +134,8 @@ function FunnelBody({ funnel: f }: { funnel: Funnel }) {
       </Stack>
       <Text size="sm">
         {formatNumber(f.failed)} failed, {formatNumber(f.complained)} reported as spam
-        {f.suppressed ? `, ${formatNumber(f.suppressed)} left out at launch (unsubscribed or suppressed)` : ''}; {creditFormat.format(f.credits)} credits spent.
+        {f.suppressed ? `, ${formatNumber(f.suppressed)} left out at launch (unsubscribed or suppressed)` : ''}
+        {f.capped ? `, ${formatNumber(f.capped)} left out at launch (frequency cap reached)` : ''}; {creditFormat.format(f.credits)} credits spent.
         Unsubscribed counts those who left through the campaign's unsubscribe links.
       </Text>
       <Table striped fz="sm" aria-label="Funnel by channel">
