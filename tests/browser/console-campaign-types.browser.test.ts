@@ -51,7 +51,7 @@ async function chooseType(page: Page, option: RegExp) {
 /** Launches the campaign shown, through the launch dialog, and waits for it to be active. */
 async function launch(page: Page, name: string) {
   await page.getByRole('button', { name: 'Launch campaign' }).click();
-  await page.getByRole('dialog').getByText(/recipients|estimate failed|answering its trigger/).waitFor();
+  await page.getByRole('dialog').getByText(/recipients?\b|estimate failed|answering its trigger/).waitFor();
   await screenshot(page, `${name}-launch`);
   await page.getByRole('button', { name: 'Launch now' }).click();
   await page.getByRole('status', { name: 'Campaign status' }).getByText('active').waitFor();
