@@ -1,6 +1,6 @@
 import { pipeline } from 'node:stream/promises';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
-import type { Page, PageRequest } from '../db/pagination.js';
+import type { JsonPage, Page, PageRequest } from '../db/pagination.js';
 import type { Download } from '../lib/download.js';
 import { methodNotAllowed, unsupportedMediaType } from '../lib/errors.js';
 import { readUpload } from './upload.js';
@@ -148,10 +148,12 @@ export function restRouter(routes: Route[]): Router {
       const result = await route.op(req.ctx, input, params);
       if (route.stream) return sendDownload(res, route.status ?? 200, result as Download);
       if (route.list) {
-        const page = result as Page<unknown>;
+        const page = result as Page<unknown> | JsonPage;
         res.setHeader('X-Total-Count', String(page.totalCount));
         if (page.nextCursor) res.setHeader('Link', nextLink(req, page.nextCursor));
-        res.status(route.status ?? 200).json(route.view ? page.items.map(route.view) : page.items);
+        // A page Postgres wrote as JSON goes as it is.
+        if ('json' in page) res.status(route.status ?? 200).type('application/json').send(page.json);
+        else res.status(route.status ?? 200).json(route.view ? page.items.map(route.view) : page.items);
         return;
       }
       res.status(route.status ?? 200).json(route.view ? route.view(result) : result);

@@ -81,7 +81,7 @@ export const routes: Route[] = [
   { method: 'post', path: '/providers/:id/test', op: providers.test },
 
   { method: 'post', path: '/contacts', op: contacts.create, status: 201 },
-  { method: 'get', path: '/contacts', op: contacts.list, list: true, input: queryFilters },
+  { method: 'get', path: '/contacts', op: contacts.listJson, list: true, input: queryFilters },
   { method: 'get', path: '/contacts/export', op: exportContacts, stream: true, input: queryParams },
   { method: 'post', path: '/contacts/bulk', op: bulkContacts },
   { method: 'get', path: '/contacts/attribute-keys', op: attributeKeys, input: none },

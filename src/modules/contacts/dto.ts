@@ -62,6 +62,29 @@ export const toContactDto = (row: ContactRow): ContactDto => ({
   updatedAt: row.updated_at.toISOString(),
 });
 
+/** A timestamp as `toISOString` writes it (milliseconds truncated, as node-postgres reads them), in SQL. */
+const isoSql = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** One channel's consent as `subscriptionsOf` shows it, in SQL over the `unsubscribed` column `u`. */
+const subscriptionSql = (u: string, channel: string) =>
+  `CASE WHEN jsonb_typeof(${u} -> '${channel}') = 'object'
+        THEN json_build_object('status', 'unsubscribed', 'unsubscribedAt', ${u} -> '${channel}' -> 'at', 'source', ${u} -> '${channel}' -> 'source')
+        ELSE json_build_object('status', 'subscribed', 'unsubscribedAt', NULL, 'source', NULL) END`;
+
+/**
+ * `toContactDto` in SQL, over a row `r` of `contactColumns`: the same fields in the same order, so
+ * that a page of contacts is written as JSON by Postgres in one go (`GET /contacts`). A test holds
+ * the two equal for every kind of contact.
+ */
+export const contactJsonSql = (r: string) => `json_build_object(
+  '_id', ${r}.id, 'name', ${r}.name, 'email', ${r}.email, 'phone', ${r}.phone, 'countryCode', ${r}.country_code,
+  'organization', ${r}.company, 'tags', ${r}.tags, 'attributes', ${r}.attributes, 'groups', ${r}.groups,
+  'subscriptions', CASE WHEN ${r}.unsubscribed = '{}'::jsonb THEN '${JSON.stringify(subscriptionsOf({}))}'::json
+                        ELSE json_build_object('email', ${subscriptionSql(`${r}.unsubscribed`, 'email')}, 'sms', ${subscriptionSql(`${r}.unsubscribed`, 'sms')},
+                                               'whatsapp', ${subscriptionSql(`${r}.unsubscribed`, 'whatsapp')}) END,
+  'timezone', ${r}.time_zone, 'ServiceOrganization', ${r}.organization_id,
+  'createdAt', ${isoSql(`${r}.created_at`)}, 'updatedAt', ${isoSql(`${r}.updated_at`)})`;
+
 /**
  * Contact columns with the ids of its groups gathered on the membership primary key. The
  * memberships are filtered by the organization itself, not only by the outer row's: that is what
