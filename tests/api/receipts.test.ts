@@ -1,4 +1,3 @@
-import pg from 'pg';
 import { run, type Statement as Named } from '../../src/db/statements.js';
 import type { Herald } from '../../src/server.js';
 import { LogTarget } from '../../src/delivery/types.js';
@@ -6,7 +5,7 @@ import { ReceiptBatcher } from '../../src/modules/receipts/batcher.js';
 import { record, recordAll, recordMany, recipientByProviderId, recipientByReference, type Receipt } from '../../src/modules/receipts/service.js';
 import * as sql from '../../src/modules/receipts/sql.js';
 import { heraldWithOrgs, ISO_MS, type Client, type Org } from '../helpers/herald.js';
-import { expectEachWithOrganization, type Statement } from '../helpers/statements.js';
+import { expectStatementsStayWith, named, type Statement } from '../helpers/statements.js';
 
 /**
  * platform.md, "Receipts and engagement": the one place a recipient's state after its send changes
@@ -246,24 +245,17 @@ describe('the statements of receipts', () => {
     const key = { orgId: org.orgId, logId: c.logId, position: 1 };
     const row = { i: 0, log_id: c.logId, position: 1, at: at(0), delivered_at: at(0), read_at: null, opened_at: null, clicked_at: null, failed_at: null, error: null, events: [], delivered: 1, opened: 0, clicked: 0 };
     // As `run` sends them: the named statement's text and its parameters in order (EXPLAIN runs none of them).
-    const as = <P extends object>(st: Named<P, any>, params: P): Statement => ({ sql: st.text, bindings: st.order.map((k) => params[k]) });
     const statements = [
-      as(sql.firstReceipts, { orgId: org.orgId, rows: JSON.stringify([{ ...row, sent_before: at(0) }, { ...row, i: 1, position: 2 }]) }),
-      as(sql.lockReceipt, key),
-      as(sql.updateReceipts, { orgId: org.orgId, locked: false, rows: JSON.stringify([{ ...row, campaign_id: c.id, recipient: 'r1@example.com', was_delivered_at: null }]) }),
-      as(sql.uncountedEvent, { ...key, at: at(0), events: '[]' }),
-      as(sql.logByPrefix, { orgId: org.orgId, low: c.logId, high: c.logId }),
-      as(sql.logByProviderId, { orgId: org.orgId, providerId: 'x' }),
-      as(sql.receiptsOfLogs, { orgId: org.orgId, logIds: [c.logId] }),
-      as(sql.eventsOfLog, { orgId: org.orgId, logId: c.logId }),
+      named(sql.firstReceipts, { orgId: org.orgId, rows: JSON.stringify([{ ...row, sent_before: at(0) }, { ...row, i: 1, position: 2 }]) }),
+      named(sql.lockReceipt, key),
+      named(sql.updateReceipts, { orgId: org.orgId, locked: false, rows: JSON.stringify([{ ...row, campaign_id: c.id, recipient: 'r1@example.com', was_delivered_at: null }]) }),
+      named(sql.uncountedEvent, { ...key, at: at(0), events: '[]' }),
+      named(sql.logByPrefix, { orgId: org.orgId, low: c.logId, high: c.logId }),
+      named(sql.logByProviderId, { orgId: org.orgId, providerId: 'x' }),
+      named(sql.receiptsOfLogs, { orgId: org.orgId, logIds: [c.logId] }),
+      named(sql.eventsOfLog, { orgId: org.orgId, logId: c.logId }),
     ];
-    const explain = new pg.Client({ connectionString: process.env.HERALD_TEST_DATABASE_URL });
-    await explain.connect();
-    try {
-      await expectEachWithOrganization(explain, statements, org.orgId);
-    } finally {
-      await explain.end();
-    }
+    await expectStatementsStayWith(statements, org.orgId);
   });
 
   test('the batch statements are planned on every call, not kept prepared with the plan of a first call on a smaller table', async () => {

@@ -1,9 +1,7 @@
-import pg from 'pg';
-import type { Statement as Named } from '../../src/db/statements.js';
 import { claimBatches, contactZones, dueLaterByEmail, dueLaterByPhone, holdRecipients, lockCampaign, nextDue } from '../../src/delivery/sql/batches.js';
 import type { Herald } from '../../src/server.js';
 import { heraldWithOrg, type Client, type Credential, type Org } from '../helpers/herald.js';
-import { expectEachWithOrganization, tenantStatementsOf, type Statement } from '../helpers/statements.js';
+import { expectStatementsStayWith, named, type Statement, tenantStatementsOf } from '../helpers/statements.js';
 
 /**
  * Sending hours, local send times and frequency caps stay with their organization (on Citus one
@@ -52,26 +50,19 @@ test("each statement of sending hours and caps names the organization and reads 
   expect(estimate.capped).toBe(2);
 
   // The statements that hold recipients back run on the pool's connections, named: each as the engine calls it.
-  const as = <P extends object>(st: Named<P, any>, params: P): Statement => ({ sql: st.text, bindings: st.order.map((k) => params[k]) });
   const key = { orgId: org.orgId, campaignId: first._id, channel: 'sms' };
   const due = { ...key, batchNos: [1, 2], now: new Date(), orgZone: 'Africa/Nairobi', hours: '08:00-20:00', localAt: '2026-12-05T09:00:00' };
   statements.push(
-    as(claimBatches, { ...key, leaseSeconds: 60, unitCost: 1, heldOnly: true, limit: 16, from: 0, now: new Date() }),
-    as(dueLaterByPhone, due),
-    as(dueLaterByEmail, { ...due, channel: 'email' }),
-    as(holdRecipients, { ...key, held: JSON.stringify([{ batch_no: 1, pos: 1, due: new Date() }]) }),
-    as(lockCampaign, { orgId: org.orgId, campaignId: first._id }),
-    as(nextDue, { ...key, now: new Date() }),
-    as(contactZones, { orgId: org.orgId }),
+    named(claimBatches, { ...key, leaseSeconds: 60, unitCost: 1, heldOnly: true, limit: 16, from: 0, now: new Date() }),
+    named(dueLaterByPhone, due),
+    named(dueLaterByEmail, { ...due, channel: 'email' }),
+    named(holdRecipients, { ...key, held: JSON.stringify([{ batch_no: 1, pos: 1, due: new Date() }]) }),
+    named(lockCampaign, { orgId: org.orgId, campaignId: first._id }),
+    named(nextDue, { ...key, now: new Date() }),
+    named(contactZones, { orgId: org.orgId }),
   );
   // The caps' counts were among the requests' statements.
   expect(statements.some((s) => s.sql.includes('HAVING count(*) >='))).toBe(true);
 
-  const explain = new pg.Client({ connectionString: process.env.HERALD_TEST_DATABASE_URL });
-  await explain.connect();
-  try {
-    await expectEachWithOrganization(explain, statements, org.orgId);
-  } finally {
-    await explain.end();
-  }
+  await expectStatementsStayWith(statements, org.orgId);
 });

@@ -5,7 +5,7 @@ import { emitStatement } from '../../src/delivery/outbox.js';
 import * as sql from '../../src/modules/webhooks/sql.js';
 import type { Herald } from '../../src/server.js';
 import { heraldWithOrg, type Client, type Org } from '../helpers/herald.js';
-import { expectEachWithOrganization, tenantScans, type Statement } from '../helpers/statements.js';
+import { expectStatementsStayWith, named, type Statement, tenantScans } from '../helpers/statements.js';
 
 /**
  * The statements of outbound webhooks stay with their organization (on Citus one shard; on
@@ -23,23 +23,16 @@ test('each webhook statement stays with its organization', async () => {
   expect(created.status).toBe(201);
   const key = { orgId: org.orgId, endpointId: created.body._id as string };
   const eventId = randomUUID();
-  const as = <P extends object>(st: Named<P, any>, params: P): Statement => ({ sql: st.text, bindings: st.order.map((k) => params[k]) });
   const statements = [
-    as(emitStatement, { orgId: org.orgId, events: JSON.stringify([{ type: 'message.sent', occurred_at: new Date(), data: {} }]) }),
-    as(sql.claimDeliveries, { ...key, limit: 50, leaseSeconds: 60 }),
-    as(sql.releaseDeliveries, { ...key, eventIds: [eventId] }),
-    as(sql.recordAttempts, { ...key, attempts: '[]', lastSuccessAt: null, lastFailureAt: new Date(), failuresAfter: 1, disable: null }),
-    as(sql.nextDue, key),
-    as(sql.insertTestEvent, { ...key, type: 'message.sent', data: '{}' }),
-    as(sql.resendDelivery, { ...key, eventId }),
+    named(emitStatement, { orgId: org.orgId, events: JSON.stringify([{ type: 'message.sent', occurred_at: new Date(), data: {} }]) }),
+    named(sql.claimDeliveries, { ...key, limit: 50, leaseSeconds: 60 }),
+    named(sql.releaseDeliveries, { ...key, eventIds: [eventId] }),
+    named(sql.recordAttempts, { ...key, attempts: '[]', lastSuccessAt: null, lastFailureAt: new Date(), failuresAfter: 1, disable: null }),
+    named(sql.nextDue, key),
+    named(sql.insertTestEvent, { ...key, type: 'message.sent', data: '{}' }),
+    named(sql.resendDelivery, { ...key, eventId }),
   ];
-  const explain = new pg.Client({ connectionString: process.env.HERALD_TEST_DATABASE_URL });
-  await explain.connect();
-  try {
-    await expectEachWithOrganization(explain, statements, org.orgId);
-  } finally {
-    await explain.end();
-  }
+  await expectStatementsStayWith(statements, org.orgId);
 });
 
 test("the claim and the record take their deliveries by their key, never by reading every delivery of the endpoint", async () => {

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import type pg from 'pg';
+import pg from 'pg';
+import type { Statement as Named } from '../../src/db/statements.js';
 // @ts-expect-error node-postgres's own conversion of a parameter to its text (dates, arrays, JSON) has no types
 import { prepareValue } from 'pg/lib/utils.js';
 import { LAYOUT } from '../../src/db/layout.js';
@@ -105,5 +106,19 @@ export async function expectEachWithOrganization(client: pg.Client, statements: 
         expect({ sql: s.sql, ...scan }).toEqual({ sql: s.sql, ...scan, conditions: expect.stringContaining(`organization_id = '${own}'::uuid`) });
       }
     }
+  }
+}
+
+/** A named statement (`db/statements.ts`) as it runs with `params`, to check like a recorded one. */
+export const named = <P extends object>(st: Named<P, any>, params: P): Statement => ({ sql: st.text, bindings: st.order.map((k) => params[k]) });
+
+/** `expectEachWithOrganization` on a connection of its own to the test database (where EXPLAIN runs). */
+export async function expectStatementsStayWith(statements: Statement[], orgId: string) {
+  const explain = new pg.Client({ connectionString: process.env.HERALD_TEST_DATABASE_URL });
+  await explain.connect();
+  try {
+    await expectEachWithOrganization(explain, statements, orgId);
+  } finally {
+    await explain.end();
   }
 }
