@@ -65,17 +65,26 @@ export async function paginate<Row extends { created_at: Date; id: string }>(
   page: PageRequest,
   keyset: Keyset = rowKeyset(table),
 ): Promise<Page<Row>> {
-  const limit = page.limit ?? DEFAULT_LIMIT;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw badRequest(`limit must be between 1 and ${MAX_LIMIT}`);
-  const countQuery = query.clone().clearSelect().clearOrder().count({ n: '*' }).first();
-  const rowsQuery = query.clone().orderBy(keyset.orderBy).limit(limit + 1);
-  if (page.cursor) keyset.after(rowsQuery, decodeCursor(page.cursor));
+  const { limit, rowsQuery, totalCount } = pageQueries(query, page, keyset);
   const rows = (await rowsQuery) as Row[];
   const more = rows.length > limit;
   const items = more ? rows.slice(0, limit) : rows;
-  // A first page that holds everything is its own count; only a partial list asks for the total.
-  const totalCount = !page.cursor && !more ? items.length : Number(((await countQuery) as { n: number } | undefined)?.n ?? 0);
-  return { items, totalCount, nextCursor: more ? encodeCursor(items[items.length - 1]!) : null };
+  return { items, totalCount: await totalCount(items.length, more), nextCursor: more ? encodeCursor(items[items.length - 1]!) : null };
+}
+
+/**
+ * A page's statements: its rows (one more than the page, to tell whether more follow, after the
+ * cursor), and its total: a first page that holds everything is its own count, only a partial list
+ * asks for it.
+ */
+function pageQueries(query: Knex.QueryBuilder, page: PageRequest, keyset: Keyset) {
+  const limit = page.limit ?? DEFAULT_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw badRequest(`limit must be between 1 and ${MAX_LIMIT}`);
+  const rowsQuery = query.clone().orderBy(keyset.orderBy).limit(limit + 1);
+  if (page.cursor) keyset.after(rowsQuery, decodeCursor(page.cursor));
+  const totalCount = async (shown: number, more: boolean) =>
+    !page.cursor && !more ? shown : Number(((await query.clone().clearSelect().clearOrder().count({ n: '*' }).first()) as { n: number } | undefined)?.n ?? 0);
+  return { limit, rowsQuery, totalCount };
 }
 
 /** `paginate`, each row turned into what the API shows. */
@@ -109,11 +118,7 @@ export async function paginateJson(
   itemSql: (r: string) => string,
   keyset: Keyset = rowKeyset(table),
 ): Promise<JsonPage> {
-  const limit = page.limit ?? DEFAULT_LIMIT;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw badRequest(`limit must be between 1 and ${MAX_LIMIT}`);
-  const countQuery = query.clone().clearSelect().clearOrder().count({ n: '*' }).first();
-  const rowsQuery = query.clone().orderBy(keyset.orderBy).limit(limit + 1);
-  if (page.cursor) keyset.after(rowsQuery, decodeCursor(page.cursor));
+  const { limit, rowsQuery, totalCount } = pageQueries(query, page, keyset);
   // The page's statement as knex built it, its placeholders (and any `?` operator) written for knex again.
   const inner = rowsQuery.toSQL().toNative();
   const innerSql = inner.sql.replace(/\?/g, '\\?').replace(/\$\d+/g, '?');
@@ -127,7 +132,9 @@ export async function paginateJson(
   )) as { rows: { n: number; json: string; last_at: Date | null; last_id: string | null }[] };
   const [row] = rows;
   const more = row!.n > limit;
-  const shown = Math.min(row!.n, limit);
-  const totalCount = !page.cursor && !more ? shown : Number(((await countQuery) as { n: number } | undefined)?.n ?? 0);
-  return { json: row!.json, totalCount, nextCursor: more ? encodeCursor({ created_at: row!.last_at!, id: row!.last_id! }) : null };
+  return {
+    json: row!.json,
+    totalCount: await totalCount(Math.min(row!.n, limit), more),
+    nextCursor: more ? encodeCursor({ created_at: row!.last_at!, id: row!.last_id! }) : null,
+  };
 }
