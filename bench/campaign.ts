@@ -12,6 +12,11 @@
 // hours (a window holding the hour now in the contacts' zone) and a frequency cap on SMS (that no
 // contact has reached), set before its launch and cleared after, each round beside the same campaign
 // without them: goal at most 1.2x (ratio, without over with, >= 0.83).
+// BENCH_CHANNELS (default sms) names the campaign's channels: `sms,email` gives every contact an
+// email address too and sends each recipient both. Every run prints the peak resident memory of
+// Herald's process (`VmHWM`), from its start to the end of the last round, beside its memory once
+// ready: run it with BENCH_CONTACTS of 100,000 and 1,000,000 to see whether a campaign's memory
+// grows with its audience.
 // Each campaign starts once the sandbox's simulated receipts of the one before are recorded; then
 // BENCH_LOADED_ROUNDS rounds are timed while another campaign's receipts are being recorded.
 import { randomBytes } from 'node:crypto';
@@ -22,7 +27,7 @@ import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { SANDBOX_RECEIPT_DELAYS_MS } from '../src/delivery/channels/sandbox.js';
 import { Personaliser } from '../src/delivery/personalise.js';
 import { textArrayLiteral } from '../src/db/arrays.js';
-import { cpuNow, freshDatabase, median, startProcess, summary } from './lib/harness.js';
+import { cpuNow, freshDatabase, median, memoryOf, startProcess, summary } from './lib/harness.js';
 
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
@@ -30,6 +35,7 @@ const PERSONALISED = process.env.BENCH_PERSONALISED === '1';
 const RESPECTFUL = process.env.BENCH_RESPECTFUL === '1';
 /** Rounds timed while another campaign's receipts are recorded (0 leaves them out). */
 const LOADED_ROUNDS = Number(process.env.BENCH_LOADED_ROUNDS ?? 3);
+const CHANNELS = (process.env.BENCH_CHANNELS ?? 'sms').split(',') as ('sms' | 'email')[];
 const TEXT = PERSONALISED ? 'Hi {{ contact.firstName }}, your {{ contact.attributes.plan }} plan renews soon' : 'Benchmark';
 
 const db = await freshDatabase('campaign');
@@ -59,8 +65,9 @@ async function exactlyOnce(campaignId: string, since: Date) {
      FROM sandbox_sends s, unnest(s.recipients) r WHERE s.organization_id = $1 AND s.created_at >= $2`,
     [orgId, since],
   );
+  const each = CONTACTS * CHANNELS.length;
   for (const [what, { n, d }] of [['logged', logs.rows[0]], ['sent', sent.rows[0]]] as const) {
-    if (n !== CONTACTS || d !== CONTACTS) throw new Error(`${what} ${n} times to ${d} distinct recipients, not each of ${CONTACTS} once`);
+    if (n !== each || d !== each) throw new Error(`${what} ${n} times to ${d} distinct recipients, not each of ${each} once`);
   }
   if (!PERSONALISED) return;
   // Each recipient was sent its own text: its plan, as its contact has it.
@@ -74,6 +81,7 @@ async function exactlyOnce(campaignId: string, since: Date) {
 }
 
 const herald = await startProcess('src/main.ts', env, 4711, '/ready');
+const ready = memoryOf(herald.child.pid!);
 const pool = new pg.Pool({ connectionString: db.url, max: 2 });
 let orgId = '';
 try {
@@ -89,17 +97,17 @@ try {
   orgId = signup.user.organization;
   await pool.query('UPDATE organization_credits SET credits = 1e9 WHERE organization_id = $1', [orgId]);
   await pool.query(
-    `INSERT INTO contacts (organization_id, name, phone, time_zone, attributes)
-     SELECT $1, 'Contact ' || i, '+2547' || lpad((10000000 + i)::text, 8, '0'), 'Africa/Nairobi',
+    `INSERT INTO contacts (organization_id, name, phone, email, time_zone, attributes)
+     SELECT $1, 'Contact ' || i, '+2547' || lpad((10000000 + i)::text, 8, '0'), CASE WHEN $3 THEN 'contact.' || i || '@example.com' END, 'Africa/Nairobi',
             jsonb_build_object('plan', (ARRAY['gold', 'silver', 'basic'])[1 + i % 3])
      FROM generate_series(1, $2) AS i`,
-    [orgId, CONTACTS],
+    [orgId, CONTACTS, CHANNELS.includes('email')],
   );
   // As autovacuum leaves a table a minute after a bulk import: statistics and the visibility map
   // current (the planner otherwise takes 100,000 fresh contacts for a few hundred).
   await pool.query('VACUUM ANALYZE contacts');
   await pool.query('CREATE TABLE bench_log_rows (organization_id uuid, campaign_id uuid, recipient text, status text, created_at timestamptz)');
-  console.log(`campaign: ${CONTACTS} contacts, sms${PERSONALISED ? ' personalised' : ''} (${JSON.stringify(TEXT)}), sandbox delivery; ${ROUNDS} rounds`);
+  console.log(`campaign: ${CONTACTS} contacts, ${CHANNELS.join(' and ')}${PERSONALISED ? ' personalised' : ''} (${JSON.stringify(TEXT)}), sandbox delivery; ${ROUNDS} rounds`);
 
   const campaignTimes: number[] = [];
   const copyTimes: number[] = [];
@@ -109,7 +117,7 @@ try {
     const created = (await fetch(`${herald.url}/campaigns`, {
       method: 'POST',
       headers: auth,
-      body: JSON.stringify({ name, type: 'broadcast', channels: ['sms'], messages: { sms: { content: text } } }),
+      body: JSON.stringify({ name, type: 'broadcast', channels: CHANNELS, messages: Object.fromEntries(CHANNELS.map((c) => [c, c === 'email' ? { subject: 'Benchmark', content: text } : { content: text }])) }),
     }).then((r) => r.json())) as { _id: string };
     const launchedAt = new Date();
     const cpu0 = cpuNow(herald.child.pid!);
@@ -129,14 +137,14 @@ try {
   }
 
   /**
-   * Waits (untimed) until the sandbox has reported a receipt for every recipient the campaign sent
-   * (providers.md, "Sandbox": delivered, or undelivered for numbers ending in 0001), so the next
-   * round starts on a quiet Herald.
+   * Waits (untimed) until the sandbox has reported a receipt for every SMS the campaign sent
+   * (providers.md, "Sandbox": delivered, or undelivered for numbers ending in 0001; email has none),
+   * so the next round starts on a quiet Herald.
    */
   async function receiptsDone(id: string) {
-    for (const start = Date.now(); Date.now() - start < 120_000; await new Promise((r) => setTimeout(r, 100))) {
+    for (const start = Date.now(); Date.now() - start < 120_000 * Math.max(1, CONTACTS / 100_000); await new Promise((r) => setTimeout(r, 100))) {
       const { rows } = await pool.query(
-        `SELECT (SELECT sent FROM campaigns WHERE organization_id = $1 AND id = $2) AS sent,
+        `SELECT (SELECT coalesce(sum(success_count), 0)::int FROM message_logs WHERE organization_id = $1 AND campaign_id = $2 AND channel = 'sms') AS sent,
                 (SELECT count(*)::int FROM recipient_receipts WHERE organization_id = $1 AND campaign_id = $2) AS reported`,
         [orgId, id],
       );
@@ -224,7 +232,7 @@ try {
       created = { _id: run.id };
       await receiptsDone(run.id);
       const logged = await pool.query(`SELECT sum(json_array_length(recipients))::int AS n FROM message_logs WHERE campaign_id = $1`, [run.id]);
-      if (logged.rows[0].n !== CONTACTS) throw new Error(`logged ${logged.rows[0].n} of ${CONTACTS}`);
+      if (logged.rows[0].n !== CONTACTS * CHANNELS.length) throw new Error(`logged ${logged.rows[0].n} of ${CONTACTS * CHANNELS.length}`);
       if (round === 1) await exactlyOnce(run.id, run.launchedAt);
       if (round) campaignTimes.push(campaignMs);
     }
@@ -305,6 +313,8 @@ try {
         `medians ${(c / f).toFixed(2)}x`,
     );
   }
+  const memory = memoryOf(herald.child.pid!);
+  console.log(`Herald's memory: ${ready.rss.toFixed(0)} MiB once ready; peak ${memory.peak.toFixed(0)} MiB (VmHWM) over ${CONTACTS.toLocaleString('en')} contacts x ${CHANNELS.length} channel(s)`);
   if (RESPECTFUL) {
     const p = median(references.plain);
     const spreadOf = (times: number[]) => times.map((m) => m.toFixed(0)).join(', ');

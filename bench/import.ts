@@ -1,22 +1,30 @@
 // A contact import of 1,000,000 rows (BENCH_IMPORT_ROWS) from CSV (name, email, phone, two
-// attributes, tags), timed from the upload's first byte until the import is `completed`, against a
-// bare `COPY ... FROM STDIN (FORMAT csv)` of the same file into a plain table of text columns.
-// Prints Herald's peak resident memory (sampled every 100 ms) and `ratio: <Herald time / COPY time>`;
-// the goal is at most 3x (and the memory under 300 MB). Each Herald round imports into a fresh
-// organization, so every round creates every contact.
+// attributes, tags), timed from the upload's first byte until the import is `completed`, each Herald
+// round into a fresh organization, so every round creates every contact. Prints the peak resident
+// memory of Herald's process (`VmHWM` of /proc/<pid>/status: the kernel's own peak, from its start
+// to the end of the last round) beside its memory once ready; the goal is at most 250 MiB, and the
+// same at 100,000 rows as at 1,000,000.
 //
-// Each round also times the floor of any import into Herald's table: the rows the COPY left, already
-// parsed and valid, written into `contacts` (with its indexes) by one bare `INSERT ... SELECT` for
-// another fresh organization, no parsing, checking, staging or matching. It shows how much of the
-// import's time is the table's own cost, whatever Herald does before it.
+// In the same rounds:
+// - the floor (`ratio: <Herald time / floor time>`, goal at most 1.5): the rows of a bare
+//   `COPY ... FROM STDIN (FORMAT csv)` of the file into a plain table of text columns (timed too),
+//   already parsed and valid, written into `contacts` (with its indexes) by one bare
+//   `INSERT ... SELECT` for another fresh organization: no parsing, checking, staging or matching;
+// - the bare import: the least an import of this file does, done the barest way, for a third fresh
+//   organization. This process parses the file with `csv-parse`, checks each phone with
+//   `libphonenumber-js` and each email with a pattern, and streams the rows into `contacts` with one
+//   `COPY`, Postgres writing while the file is parsed. Nothing is staged, matched against existing
+//   contacts or deduplicated, no batch is its own transaction, and no row error is kept.
 import { randomBytes } from 'node:crypto';
-import { createReadStream, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { freshDatabase, median, signup, spread, startProcess, summary } from './lib/harness.js';
+import { parse } from 'csv-parse';
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { freshDatabase, median, memoryOf, signup, startProcess, summary } from './lib/harness.js';
 
 const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 1_000_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -48,7 +56,7 @@ const herald = await startProcess(
 );
 const pool = new pg.Pool({ connectionString: db.url, max: 2 });
 
-const rssMiB = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${herald.child.pid}/status`, 'utf8'))![1]) / 1024;
+const ready = memoryOf(herald.child.pid!);
 
 async function copyRound(): Promise<number> {
   const client = await pool.connect();
@@ -63,11 +71,9 @@ async function copyRound(): Promise<number> {
   }
 }
 
-let peak = 0;
 async function heraldRound(): Promise<number> {
   const { token } = await signup(herald.url);
-  const sampler = setInterval(() => (peak = Math.max(peak, rssMiB())), 100);
-  try {
+  {
     const started = performance.now();
     const res = await fetch(`${herald.url}/contacts/import`, {
       method: 'POST',
@@ -86,8 +92,6 @@ async function heraldRound(): Promise<number> {
       if (state.status !== 'queued' && state.status !== 'running') throw new Error(`import ${String(state.status)}: ${String(state.failure)}`);
       await new Promise((r) => setTimeout(r, 50));
     }
-  } finally {
-    clearInterval(sampler);
   }
 }
 
@@ -104,7 +108,48 @@ async function floorRound(): Promise<number> {
   return performance.now() - started;
 }
 
+/** COPY's text format for one field. */
+const copyField = (value: string) => value.replace(/[\\\t\n\r]/g, (c) => ({ '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' })[c]!);
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** The bare import (see the top): parsed, checked and copied into `contacts` in one stream. */
+async function bareRound(): Promise<number> {
+  const { orgId } = await signup(herald.url);
+  const client = await pool.connect();
+  try {
+    const started = performance.now();
+    let rows = 0;
+    const lines = async function* (records: AsyncIterable<string[]>) {
+      let out = '';
+      for await (const [name, email, phone, plan, city, tags] of records) {
+        const e164 = parsePhoneNumberFromString(phone!, 'KE');
+        if (!e164?.isValid() || !EMAIL.test(email!)) continue;
+        rows++;
+        const attributes = JSON.stringify({ plan, city });
+        out += `${orgId}\t${copyField(name!)}\t${copyField(email!.toLowerCase())}\t${e164.number}\t${copyField(attributes)}\t{${tags!.split('|').map((t) => `"${t}"`).join(',')}}\n`;
+        if (out.length >= 64 * 1024) {
+          yield out;
+          out = '';
+        }
+      }
+      if (out) yield out;
+    };
+    await pipeline(
+      createReadStream(file),
+      parse({ from_line: 2 }),
+      lines,
+      client.query(copyFrom('COPY contacts (organization_id, name, email, phone, attributes, tags) FROM STDIN')),
+    );
+    if (rows !== ROWS) throw new Error(`bare import: ${rows} rows written, not ${ROWS}`);
+    return performance.now() - started;
+  } finally {
+    client.release();
+  }
+}
+
 const copy: number[] = [];
+const bare: number[] = [];
+let memory = ready;
 const imports: number[] = [];
 const floors: number[] = [];
 try {
@@ -112,21 +157,24 @@ try {
     copy.push(await copyRound());
     imports.push(await heraldRound());
     floors.push(await floorRound());
+    bare.push(await bareRound());
     console.log(
       `  round ${r + 1}: COPY ${copy.at(-1)!.toFixed(0)} ms, Herald import ${imports.at(-1)!.toFixed(0)} ms (${(ROWS / (imports.at(-1)! / 1000)).toFixed(0)} rows/s), ` +
-        `floor (bare INSERT ... SELECT into contacts) ${floors.at(-1)!.toFixed(0)} ms`,
+        `floor (bare INSERT ... SELECT into contacts) ${floors.at(-1)!.toFixed(0)} ms, bare import ${bare.at(-1)!.toFixed(0)} ms`,
     );
   }
 } finally {
+  memory = memoryOf(herald.child.pid!);
   await pool.end();
   await herald.stop();
   await db.stop();
   rmSync(file, { force: true });
 }
-console.log(`COPY median ${median(copy).toFixed(0)} ms; Herald median ${median(imports).toFixed(0)} ms; Herald peak RSS ${peak.toFixed(0)} MiB (goal < 300)`);
+console.log(`Herald's memory: ${ready.rss.toFixed(0)} MiB once ready; peak ${memory.peak.toFixed(0)} MiB (VmHWM; goal <= 250)`);
 console.log(
-  `floor median ${median(floors).toFixed(0)} ms: ${(median(floors) / median(copy)).toFixed(1)}x COPY for the rows alone written into contacts; ` +
-    `the import at ${(median(imports) / median(floors)).toFixed(2)}x its floor`,
+  `medians: Herald ${median(imports).toFixed(0)} ms, COPY ${median(copy).toFixed(0)} ms (Herald ${(median(imports) / median(copy)).toFixed(1)}x), ` +
+    `floor ${median(floors).toFixed(0)} ms (${(median(floors) / median(copy)).toFixed(1)}x COPY), bare import ${median(bare).toFixed(0)} ms (${(median(bare) / median(floors)).toFixed(2)}x the floor)`,
 );
-summary({ goal: '<= 3', spread: ['herald', imports, 'copy', copy, 'ms'] });
-console.log(`ratio: ${(median(imports) / median(copy)).toFixed(2)}`);
+console.log(`the import at ${(median(imports) / median(floors)).toFixed(2)}x its floor (goal <= 1.5); per round ${imports.map((t, i) => `${(t / floors[i]!).toFixed(2)}x`).join(', ')}`);
+summary({ goal: '<= 1.5', spread: ['herald', imports, 'floor', floors, 'ms'] });
+console.log(`ratio: ${(median(imports) / median(floors)).toFixed(2)}`);

@@ -72,6 +72,16 @@ export function cpuNow(pid: number): { herald: number; postgres: number } {
   return { herald: cpuOf(pid), postgres };
 }
 
+/**
+ * A process's resident memory now and its peak since it started (`VmRSS`, `VmHWM` of
+ * `/proc/<pid>/status`, in MiB): the peak is the kernel's own, so nothing between two samples is missed.
+ */
+export function memoryOf(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)![1]);
+  return { rss: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
+}
+
 export interface Proc {
   url: string;
   child: ChildProcess;
@@ -79,17 +89,20 @@ export interface Proc {
 }
 
 /**
- * The Node flags `npm start` runs Herald with (package.json's start script), so that a bench measures
- * Herald as it is deployed. Other entry points (baselines, fakes) run with Node's defaults.
+ * The Node flags and environment `npm start` runs Herald with (package.json's start script), so
+ * that a bench measures Herald as it is deployed. Other entry points (baselines, fakes) run with
+ * Node's defaults.
  */
-const HERALD_FLAGS = (JSON.parse(readFileSync('package.json', 'utf8')).scripts.start as string).split(/\s+/).filter((a) => /^--(?!import)[\w-]+=/.test(a));
+const START = (JSON.parse(readFileSync('package.json', 'utf8')).scripts.start as string).split(/\s+/);
+const HERALD_FLAGS = START.filter((a) => /^--[\w-]+/.test(a) && a !== '--import');
+const HERALD_ENV = Object.fromEntries(START.slice(0, START.indexOf('node')).map((a) => a.split('=') as [string, string]));
 
 /** Runs a TypeScript entry point as its own process and waits until `readyPath` answers. */
 export async function startProcess(entry: string, env: Record<string, string>, port: number, readyPath = '/health'): Promise<Proc> {
   // BENCH_HERALD_FLAGS adds Node flags to Herald's processes only, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
   const flags = entry.startsWith('src/') ? [...HERALD_FLAGS, ...(process.env.BENCH_HERALD_FLAGS ?? '').split(/\s+/).filter(Boolean)] : [];
   const child = spawn(process.execPath, [...flags, '--import', 'tsx', entry], {
-    env: { ...process.env, ...env, PORT: String(port), NODE_OPTIONS: '' },
+    env: { ...process.env, ...(entry.startsWith('src/') && HERALD_ENV), ...env, PORT: String(port), NODE_OPTIONS: '' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;

@@ -69,7 +69,7 @@ test('Ctrl-C (SIGINT to the process group) on the embedded Postgres: exit 0 quie
   };
   delete env.DATABASE_URL;
   // As `npm start` runs it, leading its own process group as a terminal's foreground job does.
-  child = spawn(node, ['--max-semi-space-size=64', '--import', 'tsx', 'src/main.ts'], {
+  child = spawn(node, ['--max-semi-space-size=8', '--expose-gc', '--import', 'tsx', 'src/main.ts'], {
     cwd: process.cwd(),
     env,
     detached: true,

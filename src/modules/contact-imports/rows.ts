@@ -1,3 +1,4 @@
+import { randomFillSync } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { isEmailAddress } from '../../lib/addresses.js';
 import { toE164 } from '../../lib/phone.js';
@@ -63,6 +64,32 @@ function attributeValue(cell: string): string | number | boolean {
     if (Number.isFinite(n) && String(n) === cell) return n;
   }
   return cell;
+}
+
+/** Ids whose random bytes one `randomFillSync` gives: one call per id (the `uuid` package's own) took a fifth of a file's staging. */
+const IDS_PER_FILL = 1024;
+const randomPool = new Uint8Array(16 * IDS_PER_FILL);
+let poolNext = IDS_PER_FILL;
+/** The last id's time and sequence: ids made in the same millisecond count up, as `uuid`'s own v7 state does. */
+const idClock = { msecs: -Infinity, seq: 0 };
+
+/** A time-ordered id (UUIDv7), each greater than the one before it in this process. */
+function timeOrderedId(): string {
+  if (poolNext === IDS_PER_FILL) {
+    randomFillSync(randomPool);
+    poolNext = 0;
+  }
+  const random = randomPool.subarray(poolNext * 16, ++poolNext * 16);
+  const now = Date.now();
+  if (now > idClock.msecs) {
+    idClock.msecs = now;
+    // As `uuid` starts a millisecond's sequence: 31 random bits.
+    idClock.seq = ((random[6]! & 0x7f) << 24) | (random[7]! << 16) | (random[8]! << 8) | random[9]!;
+  } else {
+    idClock.seq = (idClock.seq + 1) | 0;
+    if (idClock.seq === 0) idClock.msecs++;
+  }
+  return uuidv7({ random, msecs: idClock.msecs, seq: idClock.seq });
 }
 
 const tooLong = (line: number, column: string, max: number): RowError => ({ line, column, message: `${column} must be at most ${max} characters` });
@@ -142,7 +169,7 @@ export function stageRow(record: string[], line: number, rules: RowRules): Stage
   // A row without the `matchBy` field is matched by its other one: an exported contact with a phone
   // and no email (an email column in the file) must find itself again, not come back as a copy.
   row.matchKey = (matchBy === 'email' ? (row.email ?? row.phone) : (row.phone ?? row.email)) ?? `#${line}`;
-  row.id = uuidv7();
+  row.id = timeOrderedId();
   return row;
 }
 

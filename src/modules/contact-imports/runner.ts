@@ -76,19 +76,18 @@ function leaveIfAsked(signal: AbortSignal | undefined): void {
 const leaseUntil = (deps: Deps) => new Date(Date.now() + deps.config.campaignLeaseSeconds * 1000);
 
 /**
- * Rows judged between two turns of the event loop, and the slices the file is parsed in: the
+ * Rows judged between two turns of the event loop (the file is parsed in `readChunk`'s slices): the
  * process (an API process, when it runs workers) answers its requests between them, where a stored
  * chunk of 1 MiB parsed and judged at once held it for 300 ms or more.
  */
 const ROWS_PER_TURN = 1_000;
-const PARSE_SLICE_BYTES = 64 * 1024;
 
-/** The stored file, chunk by chunk as the upload cut it, each in slices of PARSE_SLICE_BYTES. */
+/** The stored file, chunk by chunk as the upload cut it, each in the slices `readChunk` reads it in. */
 async function* chunksOf(deps: Deps, orgId: string, importId: string): AsyncGenerator<Buffer> {
   for (let seq = 0; ; seq++) {
-    const [chunk] = await run(deps.db, readChunk, { orgId, importId, seq });
-    if (!chunk) return;
-    for (let at = 0; at < chunk.data.length; at += PARSE_SLICE_BYTES) yield chunk.data.subarray(at, at + PARSE_SLICE_BYTES);
+    const slices = await run(deps.db, readChunk, { orgId, importId, seq });
+    if (!slices.length) return;
+    for (const slice of slices) yield slice.data;
   }
 }
 

@@ -23,6 +23,16 @@ const CHUNK_BYTES = 1024 * 1024;
 /** The bytes read before the header row is judged: a header longer than this is refused with the rest. */
 const HEAD_BYTES = 64 * 1024;
 
+/**
+ * The pieces stored between two collections of V8's young generation. An upload allocates little
+ * but buffers (the socket's, each piece, the driver's copy of it), and V8 frees a dead buffer only
+ * when it collects: left to itself it waited for 64 MiB of them, a file of 1,000,000 rows raising
+ * the process's memory by that much. A young collection every few pieces frees them (about a
+ * millisecond each, with `npm start`'s `--expose-gc`; without it, nothing is asked).
+ */
+const YOUNG_COLLECTION_CHUNKS = 4;
+const collectYoung = () => (globalThis as { gc?: (options: { type: 'minor' }) => void }).gc?.({ type: 'minor' });
+
 /** The file of an import, as either door gives it. */
 export interface ImportFile {
   stream: Readable;
@@ -61,6 +71,7 @@ async function storeFile(trx: Knex.Transaction, ctx: AuthedContext, file: Import
     if (bytes > MAX_FILE_BYTES) throw payloadTooLarge(`file must be at most ${MAX_FILE_BYTES / 1024 / 1024} MiB`);
     importId ??= await write(piece.subarray(0, HEAD_BYTES).toString('utf8'));
     await trx('contact_import_chunks').insert({ organization_id: ctx.caller.orgId, import_id: importId, seq: seq++, data: piece });
+    if (seq % YOUNG_COLLECTION_CHUNKS === 0) collectYoung();
   }
   if (!importId) throw validationFailed([{ field: 'file', message: 'file is empty' }]);
   return { importId, bytes };
