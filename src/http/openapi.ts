@@ -141,7 +141,9 @@ function operationOf(route: Route): { path: string; method: string; operation: J
     if (route.op.input) parameters.push(...queryParameters(route.op.input).map((p) => ({ ...p, required: false })));
   }
 
-  const success: Json = route.stream
+  const success: Json = route.stream === 'answer'
+    ? { description: 'The answer, written as it is produced: a failure once it has started cuts it short.', content: { 'application/json': { schema: answerSchema(route) } } }
+    : route.stream
     ? route.streamType === 'application/json'
       ? { description: 'A JSON document, streamed as a download.', content: { 'application/json': { schema: { type: 'object' } } } }
       : { description: 'A CSV download, streamed.', content: { 'text/csv': { schema: { type: 'string' } } } }

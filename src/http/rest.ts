@@ -1,7 +1,7 @@
 import { pipeline } from 'node:stream/promises';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { JsonPage, Page, PageRequest } from '../db/pagination.js';
-import type { Download } from '../lib/download.js';
+import type { Streamed } from '../lib/download.js';
 import { methodNotAllowed, unsupportedMediaType } from '../lib/errors.js';
 import { readUpload } from './upload.js';
 import { parse, pageArgs } from '../lib/validation.js';
@@ -19,11 +19,15 @@ export interface Route {
   input?: (req: Request) => unknown;
   /** A list: `limit`/`cursor` are read from the query and the page is answered with paging headers. */
   list?: boolean;
-  /** Turns the operation's result into the documented response body. */
+  /** Turns the operation's result into the documented response body (for a `stream` route, the `Streamed` body). */
   view?: (result: any) => unknown;
-  /** The operation answers a file (a `Download`), streamed to the client as an attachment, not JSON. */
-  stream?: boolean;
-  /** The media type of the file a `stream` route answers, for the API's description; CSV unless said. */
+  /**
+   * The answer is streamed to the client as it reads it (a `Streamed`): `true`, a file (a
+   * `Download`) sent as an attachment; `'answer'`, the route's documented JSON answer, written as
+   * it is produced.
+   */
+  stream?: true | 'answer';
+  /** The media type of the file a `stream: true` route answers, for the API's description; CSV unless said. */
   streamType?: 'text/csv' | 'application/json';
   /** The request uploads a file (`text/csv`, or `multipart/form-data` with a `file` part): its fields are the input, the file `params.file`. */
   upload?: boolean;
@@ -100,21 +104,24 @@ function methodsOfTable(router: Router, routes: Route[]) {
 const attachment = (filename: string) => `attachment; filename="${filename.replace(/[^\w.-]/g, '_')}"`;
 
 /**
- * Sends a download. Its first chunk is awaited before the status line, so that what fails before it
- * (the stream's first query) is the usual JSON error; a failure after it destroys the response, which
- * the client sees as a download cut short, never as a complete file. A client that goes away
- * destroys the stream, which ends its work.
+ * Sends a streamed answer: a file as an attachment (`filename`), or the answer itself. Its first
+ * chunk is awaited before the status line, so that what fails before it (the stream's first query,
+ * a send's first log) is the usual JSON error; a failure after it destroys the response, which the
+ * client sees as a body cut short (a download unfinished, JSON that does not parse), never as a
+ * complete one. The stream is read as the client takes it; a client that goes away destroys it,
+ * which ends its reading (the work behind it decides whether that ends the work too).
  */
-async function sendDownload(res: Response, status: number, download: Download): Promise<void> {
-  const chunks = download.stream[Symbol.asyncIterator]();
+async function sendStreamed(res: Response, status: number, streamed: Streamed): Promise<void> {
+  const chunks = streamed.stream[Symbol.asyncIterator]();
   let first: IteratorResult<unknown>;
   try {
     first = await chunks.next();
   } catch (err) {
-    download.stream.destroy();
+    streamed.stream.destroy();
     throw err;
   }
-  res.status(status).set({ 'Content-Type': download.contentType, 'Content-Disposition': attachment(download.filename), 'Cache-Control': 'no-store' });
+  res.status(status).set({ 'Content-Type': streamed.contentType, 'Cache-Control': 'no-store' });
+  if (streamed.filename !== undefined) res.set('Content-Disposition', attachment(streamed.filename));
   async function* body() {
     if (first.done) return;
     yield first.value;
@@ -127,7 +134,7 @@ async function sendDownload(res: Response, status: number, download: Download): 
     if ((err as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE') return;
     throw err;
   } finally {
-    download.stream.destroy();
+    streamed.stream.destroy();
   }
 }
 
@@ -146,7 +153,7 @@ export function restRouter(routes: Route[]): Router {
         res.on('finish', () => upload.file.stream.resume());
       }
       const result = await route.op(req.ctx, input, params);
-      if (route.stream) return sendDownload(res, route.status ?? 200, result as Download);
+      if (route.stream) return sendStreamed(res, route.status ?? 200, (route.view ? route.view(result) : result) as Streamed);
       if (route.list) {
         const page = result as Page<unknown> | JsonPage;
         res.setHeader('X-Total-Count', String(page.totalCount));

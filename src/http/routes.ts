@@ -32,6 +32,7 @@ import * as users from '../modules/users/service.js';
 import * as twoFactor from '../modules/two-factor/service.js';
 import * as webhooks from '../modules/webhooks/service.js';
 import { listedUser } from '../modules/users/dto.js';
+import { jsonArray } from '../lib/download.js';
 import { queryFilters, queryParams, type Route } from './rest.js';
 
 const none = () => undefined;
@@ -141,7 +142,7 @@ export const routes: Route[] = [
   { method: 'get', path: '/campaigns/:id/funnel', op: stats.funnel, input: none },
 
   { method: 'post', path: '/notifications/send', op: notifications.send },
-  { method: 'post', path: '/notifications/send-to-all', op: notifications.sendToAll },
+  { method: 'post', path: '/notifications/send-to-all', op: notifications.sendToAll, stream: 'answer', view: jsonArray },
   { method: 'post', path: '/notifications/estimate', op: notifications.estimate },
   { method: 'post', path: '/webhooks', op: webhooks.create, status: 201 },
   { method: 'get', path: '/webhooks', op: webhooks.list, list: true, input: none },

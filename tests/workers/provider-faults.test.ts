@@ -311,7 +311,7 @@ describe('a send in flight and one its process abandoned', () => {
     await herald.db('organization_credits').where({ organization_id: org.orgId }).decrement('credits', 2);
     await herald.db('message_logs').insert({
       organization_id: org.orgId, channel: 'sms', message_preview: 'x', message_length: 1, unit_cost: 1, reserved: 2,
-      pending_count: 2, failed_count: 1, created_at: new Date(Date.now() - 3_600_000),
+      pending_count: 2, failed_count: 1, created_at: new Date(Date.now() - 3_600_000), updated_at: new Date(Date.now() - 3_600_000),
       recipients: JSON.stringify([phone(41), { recipient: phone(42), status: 'pending' }, { recipient: '12', status: 'failed', error: 'Invalid phone number' }]),
     });
     expect(await settleAbandoned(herald.db, 60)).toBe(1);
@@ -332,7 +332,8 @@ describe('a send in flight and one its process abandoned', () => {
       for (let i = 0; i < n; i++) {
         await herald.db('message_logs').insert({
           organization_id: org.orgId, channel: 'sms', message_preview: 'x', message_length: 1, unit_cost: 1, reserved: 1,
-          pending_count: 1, failed_count: 0, created_at: new Date(Date.now() - 3_600_000), recipients: JSON.stringify([phone(60 + i)]),
+          pending_count: 1, failed_count: 0, created_at: new Date(Date.now() - 3_600_000), updated_at: new Date(Date.now() - 3_600_000),
+          recipients: JSON.stringify([phone(60 + i)]),
         });
       }
     };

@@ -34,6 +34,27 @@ export const insertPendingLogs = statement<{
 );
 
 /**
+ * Logs of one organization by id, in no order (the caller orders them): their recipients as stored
+ * (JSON text, see `../log-recipients.ts`), what they hold, and whether they are settled. What a send
+ * written before it is sent reads back a few logs at a time, and what answers it again.
+ */
+export const logsById = statement<{ orgId: string; ids: readonly string[] }, { id: string; recipients: string; reserved: string; settled: boolean }>(
+  'herald_logs_by_id',
+  `SELECT id, recipients::text AS recipients, reserved, settled_at IS NOT NULL AS settled
+   FROM message_logs WHERE organization_id = :orgId AND id = ANY(:ids::uuid[])`,
+);
+
+/**
+ * Marks a send's logs still pending as alive (`updated_at`): a send that lasts longer than the
+ * sweeper waits for (`settleAbandonedLogs`), one to every contact, tells it so while it sends them.
+ */
+export const touchPendingLogs = statement<{ orgId: string; ids: readonly string[] }>(
+  'herald_logs_touch_pending',
+  `UPDATE message_logs SET updated_at = date_trunc('milliseconds', now())
+   WHERE organization_id = :orgId AND id = ANY(:ids::uuid[]) AND settled_at IS NULL`,
+);
+
+/**
  * Writes the results of a send's logs that are still unsettled (one the sweeper settled as abandoned
  * keeps that outcome and its refund) and answers, per log settled here, what its reservation did not
  * spend and its recipients' outcomes.
@@ -63,7 +84,8 @@ export const settleLogs = statement<
 
 /**
  * Organizations with ad hoc logs left unsettled longer than `olderThanSeconds` (their process died
- * between reserving and settling). A campaign's test send is written by the same pipeline, so it
+ * between reserving and settling), unsettled and untouched for that long: a send still going marks
+ * its pending logs (`touchPendingLogs`). A campaign's test send is written by the same pipeline, so it
  * counts as ad hoc here; a campaign's own logs are its sweeper's. A read across organizations, without locks: each is then settled
  * on its own (`settleAbandonedLogs`), where its rows can be locked (on Citus, on its own shard).
  */
@@ -71,6 +93,7 @@ export const abandonedLogOrganizations = statement<{ olderThanSeconds: number; l
   'herald_logs_abandoned_organizations',
   `SELECT DISTINCT organization_id FROM message_logs
    WHERE settled_at IS NULL AND (campaign_id IS NULL OR test) AND created_at < now() - make_interval(secs => :olderThanSeconds)
+     AND updated_at < now() - make_interval(secs => :olderThanSeconds)
    LIMIT :limit`,
 );
 
@@ -87,7 +110,7 @@ export const settleAbandonedLogs = statement<{ orgId: string; olderThanSeconds: 
      SELECT id, reserved, cost, ${pendingFailedSql('recipients', ':error::text')} AS recipients
      FROM message_logs
      WHERE organization_id = :orgId AND settled_at IS NULL AND (campaign_id IS NULL OR test)
-       AND created_at < now() - make_interval(secs => :olderThanSeconds)
+       AND created_at < now() - make_interval(secs => :olderThanSeconds) AND updated_at < now() - make_interval(secs => :olderThanSeconds)
      LIMIT :limit
      FOR UPDATE SKIP LOCKED)
    , settled AS (

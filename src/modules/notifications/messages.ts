@@ -3,7 +3,7 @@ import { tenant } from '../../db/tenant.js';
 import { isMarkup } from '../../delivery/html.js';
 import { characterCount, preview } from '../../delivery/cost.js';
 import { contactsOfEveryone, Personaliser, type LogRef, type MessageTexts, type RecipientContact } from '../../delivery/personalise.js';
-import type { RecipientInput } from '../../delivery/pipeline.js';
+import type { Batch, RecipientInput } from '../../delivery/pipeline.js';
 import type { Channel, TargetContent } from '../../delivery/types.js';
 import type { FieldProblem } from '../../lib/errors.js';
 import { isTemplate, TemplateRenderError } from '../../lib/templates.js';
@@ -72,30 +72,83 @@ export interface Audience {
  * message and price. A recipient whose render fails, or renders longer than the channel takes,
  * fails with the reason before anything is reserved: never sent, never charged.
  */
-export async function prepare(ctx: AuthedContext, channel: Channel, texts: MessageTexts, recipients: RecipientInput[], { bulk }: Audience): Promise<PreparedMessage> {
+export async function prepare(ctx: AuthedContext, channel: Channel, texts: MessageTexts, recipients: RecipientInput[], audience: Audience): Promise<PreparedMessage> {
+  return (await preparerFor(ctx, channel, texts, audience)).prepare(recipients);
+}
+
+/** A send's texts compiled once, to render and price its recipients a part at a time (`prepare`'s steps). */
+export interface Preparer {
+  /** The texts every recipient is sent unless it has its own: rendered once, or as written when each recipient has its own. */
+  readonly shared: MessageTexts;
+  /** Whether each recipient has its own message (see `Personaliser.personal`). */
+  readonly personal: boolean;
+  /** `prepare`'s answer for these recipients. */
+  prepare(recipients: RecipientInput[]): Promise<PreparedMessage>;
+  /**
+   * Recipients of logs written earlier (a send to every contact), in place: each pending one is
+   * rendered again from its contact now, as it is sent. One whose message no longer renders, or now
+   * costs more than its log reserved for it (`reserved(batch, position)`), fails, uncharged.
+   */
+  again(batches: readonly Batch[], reserved: (batch: number, position: number) => number): Promise<void>;
+}
+
+/** Why a recipient whose message, rendered again as it was sent, cost more than was reserved for it went unsent. */
+export const COSTS_MORE = 'The message rendered for this recipient now costs more than the send reserved for it (its contact changed meanwhile)';
+
+/** The `Preparer` of `texts` for a send to `audience`: the texts compiled, the organization's name and tracking read, once. */
+export async function preparerFor(ctx: AuthedContext, channel: Channel, texts: MessageTexts, { bulk }: Audience): Promise<Preparer> {
   const orgId = ctx.caller.orgId;
   // A text without markup reads nothing, not even the organization's name: no query for it.
   const reads = isTemplate(texts.body) || (texts.subject !== undefined && isTemplate(texts.subject));
   const organizationName = reads ? ((await ctx.loaders.organizationById.load(orgId))?.name ?? '') : '';
   const personaliser = new Personaliser(ctx.config, channel, texts, { orgId, organizationName, bulk, tracking: await tracks(ctx, channel, texts) });
+  const contactsOf = (addresses: string[]) =>
+    bulk ? contactsOfEveryone(ctx.db, orgId, channel, addresses, personaliser.contactRead) : Promise.resolve(new Map<string, RecipientContact>());
 
   if (!personaliser.personal) {
     const shared = sharedMessage(personaliser);
-    if ('error' in shared) return { ...texts, recipients: recipients.map((r) => (r.invalid ? r : { recipient: r.recipient, invalid: shared.error })) };
-    return { ...shared, recipients };
+    return {
+      shared: 'error' in shared ? texts : shared,
+      personal: false,
+      async prepare(recipients) {
+        if ('error' in shared) return { ...texts, recipients: recipients.map((r) => (r.invalid ? r : { recipient: r.recipient, invalid: shared.error })) };
+        return { ...shared, recipients };
+      },
+      // The shared message is what was priced: nothing to render again.
+      async again() {},
+    };
   }
 
-  const prepared: RecipientInput[] = [];
-  for (let i = 0; i < recipients.length; i += CONTACTS_CHUNK) {
-    const chunk = recipients.slice(i, i + CONTACTS_CHUNK);
-    const valid = chunk.filter((r) => !r.invalid).map((r) => r.recipient);
-    // Send-to-all's addresses are every contact's, in the order of the address index: a chunk of them is one range of it.
-    const contacts = bulk ? await contactsOfEveryone(ctx.db, orgId, channel, valid, personaliser.contactRead) : new Map<string, RecipientContact>();
-    for (const r of chunk) prepared.push(r.invalid ? r : ownMessage(personaliser, r.recipient, contacts.get(r.recipient) ?? null));
-  }
-  // The shared texts are never sent (every recipient has its own); they stand for the send where a
-  // log has no rendered text to show (each of its recipients failed to render).
-  return { ...texts, recipients: prepared };
+  return {
+    // The shared texts are never sent (every recipient has its own); they stand for the send where a
+    // log has no rendered text to show (each of its recipients failed to render).
+    shared: texts,
+    personal: true,
+    async prepare(recipients) {
+      const prepared: RecipientInput[] = [];
+      for (let i = 0; i < recipients.length; i += CONTACTS_CHUNK) {
+        const chunk = recipients.slice(i, i + CONTACTS_CHUNK);
+        // Send-to-all's addresses are every contact's, in the order of the address index: a chunk of them is one range of it.
+        const contacts = await contactsOf(chunk.filter((r) => !r.invalid).map((r) => r.recipient));
+        for (const r of chunk) prepared.push(r.invalid ? r : ownMessage(personaliser, r.recipient, contacts.get(r.recipient) ?? null));
+      }
+      return { ...texts, recipients: prepared };
+    },
+    async again(batches, reserved) {
+      const pending = batches.flatMap((b) => (b.settled ? [] : b.recipients.filter((r) => !r.invalid).map((r) => r.recipient)));
+      const contacts = await contactsOf(pending);
+      batches.forEach((batch, b) => {
+        if (batch.settled) return;
+        batch.recipients.forEach((r, i) => {
+          if (r.invalid) return;
+          const own = ownMessage(personaliser, r.recipient, contacts.get(r.recipient) ?? null);
+          if (own.invalid) r.invalid = own.invalid;
+          else if (own.own!.cost > reserved(b, i)) r.invalid = COSTS_MORE;
+          else r.own = own.own;
+        });
+      });
+    },
+  };
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Resolvers } from '../../graphql/generated/resolvers-types.js';
 import { compact } from '../../graphql/glue.js';
+import { collect } from '../../lib/download.js';
 import * as notifications from './service.js';
 
 export const resolvers: Resolvers = {
@@ -11,6 +12,7 @@ export const resolvers: Resolvers = {
       const result = await notifications.send(ctx, compact(input), {});
       return Array.isArray(result) ? result : [result];
     },
-    sendToAll: (_, { input }, ctx) => notifications.sendToAll(ctx, { ...compact(input), to: 'all' }, {}),
+    // GraphQL answers whole: the items REST writes as they come, collected.
+    sendToAll: async (_, { input }, ctx) => collect(await notifications.sendToAll(ctx, { ...compact(input), to: 'all' }, {})),
   },
 };

@@ -1,20 +1,21 @@
 import { z } from 'zod';
 import type { AuthedContext } from '../../context.js';
-import { idempotent } from '../../db/idempotency.js';
+import { idempotent, idempotentStream } from '../../db/idempotency.js';
 import { tenant } from '../../db/tenant.js';
 import { erasureKey } from '../erasure/keys.js';
-import { erasedToken, TOKEN_PREFIX } from '../erasure/tokens.js';
+import { erasedToken } from '../erasure/tokens.js';
 import * as credits from '../../delivery/credits.js';
 import { deliver, priceOf, type RecipientInput, type RecipientOutcome } from '../../delivery/pipeline.js';
 import type { Channel } from '../../delivery/types.js';
 import { normaliseAddress } from '../../lib/addresses.js';
+import type { Parts } from '../../lib/download.js';
 import { badRequest, HttpError, validationFailed, type FieldProblem } from '../../lib/errors.js';
 import { templateProblems } from '../../lib/templates.js';
 import * as v from '../../lib/validation.js';
 import { operation } from '../../operation.js';
-import { leftChannel } from '../consent/service.js';
 import { MESSAGE_LIMIT } from '../../delivery/personalise.js';
 import { prepare, textsOf, type Audience, type PreparedMessage } from './messages.js';
+import { answerAgain, sendToEveryContact, type SentLogs } from './send-to-all.js';
 
 const SEND = { role: 'any', apiKeys: true } as const;
 const MAX_RECIPIENTS = 10_000;
@@ -22,8 +23,6 @@ const MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024;
 
 /** Explicit recipients: transactional, so never suppressed by consent, each rendered with only its address. */
 const AD_HOC: Audience = { bulk: false };
-/** Every contact: a bulk message, each rendered with its contact (and an email's unsubscribe headers). */
-const EVERY_CONTACT: Audience = { bulk: true };
 
 const attachment = z.strictObject({
   filename: z.string().trim().min(1).max(255),
@@ -108,14 +107,15 @@ const invalidReason = (channel: Channel) => (channel === 'email' ? 'Invalid emai
 const invalidSingle = (channel: Channel): FieldProblem => ({ field: 'to', message: `to must be a valid ${channel === 'email' ? 'email address' : 'phone number'}` });
 
 /**
- * Sends the input's message (its texts or its template's, copied now) to `recipients`, rendered for
- * each one as `audience` says. With `single`, a recipient whose message cannot be rendered is refused
- * like an address that is not one (400, nothing sent or logged) instead of failing in the answer.
+ * Sends the input's message (its texts or its template's, copied now) to the given `recipients`,
+ * each rendered with only its address. With `single`, a recipient whose message cannot be rendered
+ * is refused like an address that is not one (400, nothing sent or logged) instead of failing in
+ * the answer.
  */
-async function sendMessage(ctx: AuthedContext, input: CommonInput, recipients: RecipientInput[], audience: Audience, single = false): Promise<RecipientOutcome[]> {
+async function sendMessage(ctx: AuthedContext, input: CommonInput, recipients: RecipientInput[], single = false): Promise<RecipientOutcome[]> {
   const channel = input.type;
   const channelReady = await ctx.delivery.channelFor(ctx.caller.orgId, channel);
-  const message = await messageFor(ctx, input, recipients, audience, single);
+  const message = await messageFor(ctx, input, recipients, AD_HOC, single);
   await ctx.quotas.sendMessages(ctx.caller.orgId, message.recipients.filter((r) => !r.invalid).length);
   return deliver(ctx, {
     orgId: ctx.caller.orgId,
@@ -129,7 +129,7 @@ async function sendMessage(ctx: AuthedContext, input: CommonInput, recipients: R
     recipients: message.recipients,
     via: channelReady,
     // A send to given recipients is transactional; one to every contact is bulk, behind it.
-    lane: audience.bulk ? 'bulk' : 'transactional',
+    lane: 'transactional',
   });
 }
 
@@ -209,11 +209,11 @@ export const send = operation({
       if (typeof input.to === 'string') {
         const address = await normalise(ctx, input.type, input.to);
         if (!address) throw validationFailed([invalidSingle(input.type)]);
-        const [outcome] = await sendMessage(ctx, input, [{ recipient: address }], AD_HOC, true);
+        const [outcome] = await sendMessage(ctx, input, [{ recipient: address }], true);
         if (outcome!.status === 'failed') throw new HttpError(502, outcome!.error ?? 'Delivery failed');
         return { recipient: outcome!.recipient, status: 'success' } as RecipientOutcome;
       }
-      return sendMessage(ctx, input, await recipientsOf(ctx, input.type, input.to), AD_HOC);
+      return sendMessage(ctx, input, await recipientsOf(ctx, input.type, input.to));
     });
   },
 });
@@ -261,8 +261,10 @@ export const estimate = operation({
 
 /**
  * `POST /notifications/send-to-all`: every contact with an address for the channel, once each, but
- * for the addresses of contacts that left the channel (consent): those are not sent, not charged and
- * not in the answer.
+ * for the addresses of contacts that left the channel (consent) and, for email, suppressed ones:
+ * those are not sent, not charged and not in the answer. The answer comes a log's recipients at a
+ * time, in the order of the addresses, as each log is settled (`./send-to-all.ts`): REST writes it
+ * as it comes, GraphQL answers it whole.
  */
 export const sendToAll = operation({
   access: SEND,
@@ -270,33 +272,11 @@ export const sendToAll = operation({
   async check(ctx, input, _params, failed) {
     return textProblems(ctx, input, failed);
   },
-  async run(ctx, input): Promise<RecipientOutcome[]> {
-    return idempotent(ctx.db, ctx.caller.orgId, ctx.idempotencyKey, 'notifications.sendToAll', input, async () => {
-      const addresses = await everyContactAddress(ctx, input.type);
-      if (!addresses.length) return [];
-      return sendMessage(ctx, input, addresses.map((recipient) => ({ recipient })), EVERY_CONTACT);
+  async run(ctx, input): Promise<Parts<RecipientOutcome>> {
+    return idempotentStream(ctx.db, ctx.caller.orgId, ctx.idempotencyKey, 'notifications.sendToAll', input, {
+      start: () => sendToEveryContact(ctx, input),
+      replay: (stored: SentLogs | RecipientOutcome[]) => answerAgain(ctx, stored),
+      after: (task) => void ctx.background.run(task),
     });
   },
 });
-
-/**
- * The addresses the organization's contacts have for a channel, each once and in order, less every
- * address a contact that left the channel has (whichever other contact shares it) and, for email,
- * every address on the suppression list. Each part reads the organization's rows alone; the
- * second, the few contacts that left, from their partial index.
- */
-async function everyContactAddress(ctx: AuthedContext, channel: Channel): Promise<string[]> {
-  const column = channel === 'email' ? 'email' : 'phone';
-  const address = ctx.db.raw(`${column === 'email' ? 'lower(contacts.email)' : 'contacts.phone'} AS address`);
-  const withAddress = () => tenant(ctx.db, ctx.caller.orgId).scoped('contacts').whereNotNull(`contacts.${column}`).select(address);
-  let query = withAddress().except(withAddress().whereRaw(leftChannel(channel)));
-  if (channel === 'email') query = query.except(tenant(ctx.db, ctx.caller.orgId).scoped('suppressions').where('suppressions.channel', 'email').select('suppressions.address'));
-  const rows: { address: string }[] = await query.orderBy('address');
-  const key = channel === 'email' ? await erasureKey(ctx.db, ctx.caller.orgId) : null;
-  if (!key) return rows.map((r) => r.address);
-  // Less the addresses listed under their token (erased, then a contact's again).
-  const erased = new Set(
-    ((await tenant(ctx.db, ctx.caller.orgId).scoped('suppressions').where('suppressions.channel', 'email').whereLike('suppressions.address', `${TOKEN_PREFIX}%`).select('suppressions.address')) as { address: string }[]).map((r) => r.address),
-  );
-  return rows.map((r) => r.address).filter((a) => !erased.has(erasedToken(key, a)));
-}
