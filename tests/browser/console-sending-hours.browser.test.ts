@@ -160,6 +160,8 @@ describeInBrowser('sending hours and local send times in the console', () => {
     await page.getByLabel(/^Start at/).fill(`${dateAhead(12)}T10:30`);
     await page.getByRole('switch', { name: 'Own sending hours' }).click();
     await page.getByRole('button', { name: 'Save campaign' }).click();
+    // Back on the campaign's page once the save is answered (the form has no link to edit).
+    await page.getByRole('link', { name: 'Edit campaign' }).waitFor();
     await page.getByRole('heading', { name: 'Festival morning' }).waitFor();
     await waitFor(() => page.getByRole('row', { name: /^Local send time/ }).count(), (n: number) => n === 0);
     const edited = await campaign(stored._id);
