@@ -15,7 +15,6 @@
 //   `libphonenumber-js` and each email with a pattern, and streams the rows into `contacts` with one
 //   `COPY`, Postgres writing while the file is parsed. Nothing is staged, matched against existing
 //   contacts or deduplicated, no batch is its own transaction, and no row error is kept.
-import { randomBytes } from 'node:crypto';
 import { createReadStream, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -24,7 +23,7 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { parse } from 'csv-parse';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
-import { freshDatabase, median, memoryOf, signup, startProcess, summary } from './lib/harness.js';
+import { freshDatabase, heraldEnv, median, memoryOf, signup, startProcess, summary } from './lib/harness.js';
 
 const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 1_000_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -43,14 +42,7 @@ console.log(`file: ${ROWS.toLocaleString('en')} rows, ${(bytes / 1024 / 1024).to
 const db = await freshDatabase('import');
 const herald = await startProcess(
   'src/main.ts',
-  {
-    DATABASE_URL: db.url,
-    LOG_LEVEL: 'silent',
-    NODE_ENV: 'production',
-    DELIVERY_MODE: 'sandbox',
-    JWT_SECRET: randomBytes(32).toString('hex'),
-    CREDENTIALS_KEY: randomBytes(32).toString('hex'),
-  },
+  heraldEnv(db.url),
   4791,
   '/ready',
 );

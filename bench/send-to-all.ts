@@ -5,9 +5,8 @@
 // the same run, a bare node:http + pg server (bench/baseline/send-to-all-server.ts) writes the same
 // items for the same contacts from keyset pages: its peak is the floor of writing such an answer.
 // Prints `ratio: <Herald's peak VmHWM in MiB>`; the goal is at most 300 MiB (idle is about 200).
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { freshDatabase, memoryOf, signup, startProcess, summary, type Proc } from './lib/harness.js';
+import { freshDatabase, heraldEnv, memoryOf, signup, startProcess, summary, type Proc } from './lib/harness.js';
 
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 1_000_000);
 
@@ -41,14 +40,7 @@ let baseline: Proc | null = null;
 try {
   herald = await startProcess(
     'src/main.ts',
-    {
-      DATABASE_URL: db.url,
-      LOG_LEVEL: 'silent',
-      NODE_ENV: 'production',
-      DELIVERY_MODE: 'sandbox',
-      JWT_SECRET: randomBytes(32).toString('hex'),
-      CREDENTIALS_KEY: randomBytes(32).toString('hex'),
-    },
+    heraldEnv(db.url),
     4793,
     '/ready',
   );

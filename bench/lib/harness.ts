@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -80,6 +81,18 @@ export function memoryOf(pid: number): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)![1]);
   return { rss: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
+}
+
+/** What Herald runs with in a bench: the database, production mode, sandbox delivery, fresh secrets, no logs. */
+export function heraldEnv(databaseUrl: string): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: 'silent',
+    NODE_ENV: 'production',
+    DELIVERY_MODE: 'sandbox',
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    CREDENTIALS_KEY: randomBytes(32).toString('hex'),
+  };
 }
 
 export interface Proc {
